@@ -1,0 +1,161 @@
+"""Command line: `ctxls context | budget` (the same engine the language server uses).
+
+Exit codes: 0 success, 1 findings/failure of the checked condition, 2 usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from . import __version__
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--window", type=int, help="context window in tokens (default 200000; 1000000 for the 1M option)")
+    p.add_argument("--home", type=Path, help="home directory holding .claude/ (default: your home)")
+    p.add_argument("--model", help="model name, selects the token calibration factor (estimate)")
+    p.add_argument("--ceiling", type=Path, help="stop the upward walk at this directory (default: filesystem root)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the token cache in .ctxls/")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="ctxls", description="What an AI coding agent loads into its context window.")
+    ap.add_argument("--version", action="version", version=f"ctxls {__version__}")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+
+    c = sub.add_parser("context", help="the ordered blocks a session started in PATH would hold")
+    c.add_argument("path", type=Path, help="directory the agent starts in (a file means its directory)")
+    c.add_argument("--touch", action="append", type=Path, default=[], metavar="FILE",
+                   help="a file the agent reads; repeat for several, in order")
+    c.add_argument("--text", action="store_true", help="include each block's rendered text in JSON output")
+    _common(c)
+
+    b = sub.add_parser("budget", help="context-budget calculator for a workspace")
+    b.add_argument("root", type=Path, nargs="?", default=Path("."))
+    b.add_argument("--top", type=int, default=5, help="how many directories and files to list (default 5)")
+    _common(b)
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = build_parser()
+    try:
+        args = ap.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exc.code or 0)
+    try:
+        if args.cmd == "context":
+            return cmd_context(args)
+        if args.cmd == "budget":
+            return cmd_budget(args)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    ap.error(f"unknown command {args.cmd}")
+    return 2
+
+
+def _settings(args, root: Path):
+    from .core.config import settings_for
+
+    settings, problems = settings_for(root)
+    for p in problems:
+        print(f"ctxls: {p}", file=sys.stderr)
+    changes = {}
+    if args.window is not None:
+        if args.window <= 0:
+            raise _Usage("--window must be a positive number of tokens")
+        changes["window"] = args.window
+    if args.home is not None:
+        changes["home"] = Path(os.path.abspath(args.home))
+    elif os.environ.get("CLAUDE_CONFIG_DIR"):
+        changes["config_dir"] = Path(os.environ["CLAUDE_CONFIG_DIR"]).expanduser()
+    if args.model:
+        changes["model"] = args.model
+    if args.ceiling is not None:
+        changes["ceiling"] = Path(os.path.abspath(args.ceiling))
+    return settings.replace(**changes)
+
+
+class _Usage(Exception):
+    pass
+
+
+def _counter(args, root: Path, settings):
+    from .core.cache import TokenCache, default_cache_path
+    from .core.tokens import TokenCounter, factor_for
+
+    cache = TokenCache(None if args.no_cache else default_cache_path(root))
+    return TokenCounter(factor_for(settings.model, settings.token_factor), cache), cache
+
+
+def cmd_context(args) -> int:
+    from .core.config import find_root
+    from .core.loader import load_session
+    from .core.report import session_to_json
+
+    path = Path(os.path.abspath(args.path))
+    if not path.exists():
+        print(f"ctxls: {args.path}: no such file or directory", file=sys.stderr)
+        return 2
+    start = path if path.is_dir() else path.parent
+    root = find_root(start)
+    try:
+        settings = _settings(args, root)
+    except _Usage as exc:
+        print(f"ctxls: {exc}", file=sys.stderr)
+        return 2
+    counter, cache = _counter(args, root, settings)
+    session = load_session(start, [Path(os.path.abspath(t)) for t in args.touch], settings, root=root, counter=counter)
+    cache.save()
+    if args.format == "json":
+        json.dump(session_to_json(session, include_text=args.text), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    from .render import print_context
+
+    print_context(session)
+    return 0
+
+
+def cmd_budget(args) -> int:
+    from .core.budget import compute_budget
+    from .core.fs import FileSystem
+
+    root = Path(os.path.abspath(args.root))
+    if not root.is_dir():
+        print(f"ctxls: {args.root}: not a directory", file=sys.stderr)
+        return 2
+    try:
+        settings = _settings(args, root)
+    except _Usage as exc:
+        print(f"ctxls: {exc}", file=sys.stderr)
+        return 2
+    counter, cache = _counter(args, root, settings)
+    fs = FileSystem(max_bytes=settings.max_file_bytes)
+    from .render import budget_progress
+
+    with budget_progress(enabled=args.format == "text" and sys.stderr.isatty()) as progress:
+        report = compute_budget(root, settings, fs=fs, counter=counter, progress=progress)
+    cache.save()
+    if args.format == "json":
+        from .core.report import budget_to_json
+
+        json.dump(budget_to_json(report, args.top), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    from .render import print_budget
+
+    print_budget(report, args.top)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

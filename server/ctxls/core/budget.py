@@ -1,0 +1,164 @@
+"""The context-budget calculator: what starting a session costs in every directory of a workspace."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from . import model as M
+from .discovery import AGENTS_MD, WorkspaceIndex, scan_workspace
+from .fs import FileSystem
+from .loader import load_session
+from .markdown import prepare
+from .model import Session, display_path
+from .settings import Settings
+from .tokens import TokenCounter, factor_for
+
+READ_TOKENS = 300
+"""Size of the "typical file read" in the scenario answers."""
+TURN_TOKENS = 2_000
+"""Assumed tokens per conversational turn (prompt + tool output + answer) for the "how long" answer."""
+INSTRUCTION_SHARE = 0.025
+"""Suggested cap on the root's always-loaded instructions: 2.5% of the window (5,000 tokens at 200K)."""
+DIRECTORY_SHARE = 0.10
+"""Suggested cap on any directory's startup total: 10% of the window."""
+
+
+@dataclass
+class DirCost:
+    dir: Path
+    startup_tokens: int
+    """Everything before the first prompt, fixed overhead included."""
+    instruction_tokens: int
+    """Startup tokens from files (CLAUDE.md, rules, imports, memory, skills listing), without the fixed overhead."""
+    files: int
+    top_source: Path | None
+    top_tokens: int
+
+
+@dataclass
+class FileCost:
+    path: Path
+    kind: str
+    tokens: int
+    lines: int
+
+
+@dataclass
+class BudgetReport:
+    root: Path
+    settings: Settings
+    token_method: str
+    fixed_tokens: int
+    dirs: list[DirCost]
+    files: list[FileCost]
+    index: WorkspaceIndex
+    root_session: Session
+    skills_tokens: int = 0
+    memory_tokens: int = 0
+    memory_cut: str | None = None
+    memory_source: Path | None = None
+    policy: list[str] = field(default_factory=list)
+
+    @property
+    def worst(self) -> DirCost:
+        return self.dirs[0]
+
+    @property
+    def root_cost(self) -> DirCost:
+        return next(d for d in self.dirs if d.dir == self.root)
+
+    def reads_until_half(self, cost: DirCost) -> int:
+        return max(0, (self.settings.window // 2 - cost.startup_tokens) // READ_TOKENS)
+
+    def tokens_until_compact(self, cost: DirCost) -> int:
+        return max(0, self.settings.autocompact_threshold - cost.startup_tokens)
+
+    def turns_until_compact(self, cost: DirCost) -> int:
+        return self.tokens_until_compact(cost) // TURN_TOKENS
+
+    def turns_until_half(self, cost: DirCost) -> int:
+        return max(0, (self.settings.window // 2 - cost.startup_tokens) // TURN_TOKENS)
+
+    def rel(self, p: Path | None) -> str:
+        return display_path(p, self.root) or "-"
+
+
+def compute_budget(
+    root: Path,
+    settings: Settings | None = None,
+    *,
+    fs: FileSystem | None = None,
+    counter: TokenCounter | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> BudgetReport:
+    settings = settings or Settings()
+    fs = fs or FileSystem(max_bytes=settings.max_file_bytes)
+    counter = counter or TokenCounter(factor_for(settings.model, settings.token_factor))
+    index = scan_workspace(root, settings, (lambda n: progress("scan", n, 0)) if progress else None)
+    root = index.root
+    dirs: list[DirCost] = []
+    root_session: Session | None = None
+    total = len(index.dirs)
+    for i, d in enumerate(index.dirs):
+        s = load_session(d, (), settings, root=root, fs=fs, counter=counter)
+        if d == root:
+            root_session = s
+        fixed = sum(b.tokens for b in s.blocks if b.kind in (M.SYSTEM_PROMPT, M.TOOL_SCHEMAS))
+        file_blocks = [b for b in s.blocks if b.source is not None]
+        top = max(file_blocks, key=lambda b: b.tokens, default=None)
+        dirs.append(DirCost(d, s.startup_tokens, s.startup_tokens - fixed, len(file_blocks),
+                            top.source if top else None, top.tokens if top else 0))
+        if progress is not None and (i % 25 == 0 or i == total - 1):
+            progress("sessions", i + 1, total)
+    if root_session is None:  # root unreadable: still answer for an empty session there
+        root_session = load_session(root, (), settings, root=root, fs=fs, counter=counter)
+        dirs.append(DirCost(root, root_session.startup_tokens, 0, 0, None, 0))
+    dirs.sort(key=lambda c: (-c.startup_tokens, c.dir.as_posix()))
+
+    files: list[FileCost] = []
+    for src in index.sources:
+        if src.kind == AGENTS_MD and settings.agents_md_mode == "claude-md":
+            continue
+        got = fs.read(src.path, settings.max_file_bytes)
+        if not got.ok:
+            continue
+        text = got.text or ""
+        files.append(FileCost(src.path, src.kind, counter.count(prepare(text).content), text.count("\n") + 1))
+    files.sort(key=lambda f: (-f.tokens, f.path.as_posix()))
+
+    fixed = settings.system_prompt_tokens + settings.tool_schema_tokens
+    rep = BudgetReport(root, settings, counter.method, fixed, dirs, files, index, root_session)
+    for b in root_session.blocks:
+        if b.kind == M.SKILL_LISTING:
+            rep.skills_tokens += b.tokens
+        if b.kind == M.AUTO_MEMORY:
+            rep.memory_tokens, rep.memory_cut, rep.memory_source = b.tokens, b.cut, b.source
+    rep.policy = suggest_policy(rep)
+    return rep
+
+
+def suggest_policy(rep: BudgetReport) -> list[str]:
+    s = rep.settings
+    root_cap = int(s.window * INSTRUCTION_SHARE)
+    dir_cap = int(s.window * DIRECTORY_SHARE)
+    rc = rep.root_cost
+    worst = rep.worst
+    lines = [
+        f"Root always-loaded instructions stay under {root_cap:,} tokens "
+        f"(now {rc.instruction_tokens:,}); move task-specific sections into skills or subdirectory CLAUDE.md files.",
+        f"No directory starts above {dir_cap:,} tokens ({DIRECTORY_SHARE:.0%} of the window) before the first prompt "
+        f"(worst now: {rep.rel(worst.dir)} at {worst.startup_tokens:,}).",
+    ]
+    listing = rep.root_session.skills
+    if listing is not None and listing.skills:
+        n = max(1, sum(1 for k in listing.skills if k.listed))
+        per = min(s.skill_desc_cap, max(20, listing.budget_chars // n - 4))
+        state = (f"now {listing.full_chars:,} chars, over budget" if listing.over_budget
+                 else f"now {listing.full_chars:,} chars")
+        lines.append(f"Skill descriptions stay under {per:,} chars each so all {n} fit the "
+                     f"{listing.budget_chars:,}-char listing ({state}).")
+    else:
+        lines.append(f"MEMORY.md stays under {s.memory_max_lines} lines; detail goes into topic files.")
+    return lines

@@ -1,0 +1,48 @@
+"""A persistent token cache (content hash -> cl100k count) under the workspace's `.ctxls/` directory.
+
+Reading or writing it never raises: a corrupt or unwritable cache only means counting again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from .tokens import ENCODING
+
+VERSION = 1
+
+
+class TokenCache(dict):
+    def __init__(self, path: Path | None) -> None:
+        super().__init__()
+        self.path = path
+        self.loaded = 0
+        if path is None:
+            return
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if data.get("version") == VERSION and data.get("encoding") == ENCODING:
+                self.update(data.get("tokens", {}))
+        except (OSError, ValueError, AttributeError):
+            pass
+        self.loaded = len(self)
+
+    def save(self) -> bool:
+        if self.path is None or len(self) == self.loaded:
+            return False
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tokens.")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump({"version": VERSION, "encoding": ENCODING, "tokens": dict(self)}, fh, separators=(",", ":"))
+            os.replace(tmp, self.path)
+            return True
+        except OSError:
+            return False
+
+
+def default_cache_path(root: Path) -> Path:
+    return root / ".ctxls" / "cache" / "tokens.json"

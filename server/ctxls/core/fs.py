@@ -1,0 +1,129 @@
+"""Reading files without ever raising.
+
+Every read returns a `SourceText`: the text, or the reason there is none (missing, vanished, not a regular
+file, too large, binary, unreadable).  Results are cached by (path, mtime_ns, size), so asking again after
+nothing changed costs one stat.  Unsaved editor buffers are overlays that win over the disk.
+"""
+
+from __future__ import annotations
+
+import os
+import stat as _stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+_BINARY_PROBE = 8192
+
+
+@dataclass(frozen=True)
+class SourceText:
+    path: Path
+    text: str | None
+    error: str | None = None
+    """Why there is no text (file skipped), or None."""
+    notes: tuple[str, ...] = ()
+    """Problems that did not prevent loading (e.g. invalid UTF-8 replaced)."""
+    size: int = 0
+    mtime_ns: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.text is not None
+
+
+@dataclass
+class FileSystem:
+    """Cached, fault-tolerant file access shared by discovery, the loader and the rules."""
+
+    max_bytes: int = 4 * 1024 * 1024
+    overlays: dict[Path, str] = field(default_factory=dict)
+    _cache: dict[Path, SourceText] = field(default_factory=dict)
+    reads: int = 0
+
+    def set_overlay(self, path: Path, text: str | None) -> None:
+        if text is None:
+            self.overlays.pop(path, None)
+        else:
+            self.overlays[path] = text
+
+    def invalidate(self, path: Path | None = None) -> None:
+        if path is None:
+            self._cache.clear()
+        else:
+            self._cache.pop(path, None)
+
+    def stat(self, path: Path) -> os.stat_result | None:
+        try:
+            return os.stat(path)
+        except (OSError, ValueError):
+            return None
+
+    def is_file(self, path: Path) -> bool:
+        if path in self.overlays:
+            return True
+        st = self.stat(path)
+        return st is not None and _stat.S_ISREG(st.st_mode)
+
+    def is_dir(self, path: Path) -> bool:
+        st = self.stat(path)
+        return st is not None and _stat.S_ISDIR(st.st_mode)
+
+    def read(self, path: Path, max_bytes: int | None = None) -> SourceText:
+        limit = self.max_bytes if max_bytes is None else max_bytes
+        if path in self.overlays:
+            text = self.overlays[path]
+            return SourceText(path, text, size=len(text.encode("utf-8", "surrogatepass")))
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return SourceText(path, None, "file not found")
+        except PermissionError:
+            return SourceText(path, None, "permission denied")
+        except OSError as exc:  # symlink loop (ELOOP), name too long, ...
+            return SourceText(path, None, f"cannot stat: {exc.strerror or exc}")
+        if not _stat.S_ISREG(st.st_mode):
+            return SourceText(path, None, "not a regular file")
+        cached = self._cache.get(path)
+        if cached is not None and cached.mtime_ns == st.st_mtime_ns and cached.size == st.st_size:
+            return cached
+        result = self._read_uncached(path, st, limit)
+        self._cache[path] = result
+        return result
+
+    def _read_uncached(self, path: Path, st: os.stat_result, limit: int) -> SourceText:
+        size, mtime = st.st_size, st.st_mtime_ns
+        if size > limit:
+            return SourceText(path, None, f"larger than {_human(limit)} ({_human(size)}): skipped",
+                              size=size, mtime_ns=mtime)
+        self.reads += 1
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read(limit + 1)
+        except FileNotFoundError:
+            return SourceText(path, None, "vanished while reading", size=size, mtime_ns=mtime)
+        except PermissionError:
+            return SourceText(path, None, "permission denied", size=size, mtime_ns=mtime)
+        except OSError as exc:
+            return SourceText(path, None, f"cannot read: {exc.strerror or exc}", size=size, mtime_ns=mtime)
+        if len(data) > limit:
+            return SourceText(path, None, f"grew past {_human(limit)} while reading: skipped",
+                              size=len(data), mtime_ns=mtime)
+        if b"\x00" in data[:_BINARY_PROBE]:
+            return SourceText(path, None, "binary file (NUL bytes): skipped", size=size, mtime_ns=mtime)
+        notes: tuple[str, ...] = ()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            text = data.decode("utf-8", errors="replace")
+            notes = (f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced with U+FFFD",)
+        if text.startswith("\ufeff"):
+            text = text[1:]
+        return SourceText(path, text, notes=notes, size=size, mtime_ns=mtime)
+
+
+def _human(n: int) -> str:
+    if n >= 1024 * 1024:
+        return f"{n / (1024 * 1024):.1f} MiB"
+    if n >= 1024:
+        return f"{n / 1024:.1f} KiB"
+    return f"{n} bytes"

@@ -1,0 +1,612 @@
+"""The session model: which blocks an agent session holds, in the order it sends them.
+
+`load_session(start_dir, touched, settings)` follows `shared/spec/loading.md` sections A and B for Claude Code.
+Agents are profiles (`PROFILES`): a profile turns (start dir, touched files, settings) into blocks; only
+Claude Code is implemented, and the data model (`Block`, `Session`) is agent-neutral so Codex, Cursor,
+Copilot and Gemini CLI can be added beside it.
+
+Nothing here raises on bad input: unreadable or odd files become `Skipped` entries or block notes.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from . import model as M
+from .fs import FileSystem
+from .globs import PathGlobs, parse_paths
+from .markdown import Prepared, prepare
+from .model import Block, Session, SkillInfo, Skipped
+from .settings import Settings
+from .skills import build_listing, command_files, parse_skill, render_listing, skill_dirs
+from .tokens import TokenCounter, factor_for
+
+LABELS = {
+    "Project": "project instructions, checked into the codebase",
+    "Local": "user's private project instructions, not checked in",
+    "AutoMem": "user's auto-memory, persists across conversations",
+    "User": "user's private global instructions for all projects",
+    "Managed": "user's private global instructions for all projects",
+}
+
+CONTEXT_HEADER_TEXT = (
+    "<system-reminder>\n"
+    "As you answer the user's questions, you can use the following context:\n"
+    "# claudeMd\n"
+    "Codebase and user instructions are shown below. Be sure to adhere to these instructions. "
+    "IMPORTANT: These instructions OVERRIDE any default behavior and you MUST follow them exactly as written.\n\n"
+)
+CONTEXT_FOOTER_TEMPLATE = (
+    "# currentDate\nToday's date is {today}.\n\n"
+    "      IMPORTANT: this context may or may not be relevant to your tasks. "
+    "You should not respond to this context unless it is highly relevant to your task.\n"
+    "</system-reminder>\n"
+)
+MEMORY_WARNING = (
+    "\n\n> WARNING: MEMORY.md is {lines} lines and {kb:.1f}KB. Only part of it was loaded. "
+    "Keep index entries to one line each and move detail into topic files."
+)
+
+# Files @-imports may pull in (TEXT_FILE_EXTENSIONS in spirit): anything else is skipped as non-text.
+TEXT_EXTENSIONS = frozenset(
+    ".md .markdown .mdx .txt .rst .adoc .org .json .jsonc .json5 .yaml .yml .toml .ini .cfg .conf .env .xml .html .htm "
+    ".css .scss .less .csv .tsv .sql .graphql .proto .py .pyi .js .jsx .mjs .cjs .ts .tsx .go .rs .java .kt .kts .scala "
+    ".c .h .cc .cpp .hpp .cs .rb .php .swift .m .mm .sh .bash .zsh .fish .ps1 .bat .lua .vim .el .clj .ex .exs .erl "
+    ".hs .ml .r .jl .dart .tf .hcl .nix .gradle .properties .lock .mk .cmake .dockerfile .gitignore .editorconfig".split()
+)
+
+_SANITIZE_RE = re.compile(r"[^A-Za-z0-9]")
+
+
+def sanitize_project_path(path: str) -> str:
+    """Auto-memory directory name (spec A7): every char not [A-Za-z0-9] becomes '-'.
+
+    Past 200 chars Claude Code appends a Bun.hash that Python cannot reproduce; we use the djb2 fallback
+    Claude Code uses on Node, so such paths are marked approximate.
+    """
+    s = _SANITIZE_RE.sub("-", path)
+    if len(s) <= 200:
+        return s
+    h = 5381
+    for ch in path:
+        h = ((h << 5) + h + ord(ch)) & 0xFFFFFFFF
+    return s[:200] + "-" + _base36(h)
+
+
+def _base36(n: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        n, r = divmod(n, 36)
+        out = digits[r] + out
+        if n == 0:
+            return out
+
+
+def find_git_root(start: Path, fs: FileSystem) -> Path | None:
+    d = start
+    while True:
+        if fs.stat(d / ".git") is not None:
+            return d
+        if d.parent == d:
+            return None
+        d = d.parent
+
+
+def auto_memory_dir(start_dir: Path, settings: Settings, fs: FileSystem) -> Path:
+    if settings.auto_memory_dir is not None:
+        return settings.auto_memory_dir
+    project = find_git_root(start_dir, fs) or start_dir
+    return settings.claude_dir / "projects" / sanitize_project_path(str(project)) / "memory"
+
+
+def walk_dirs(start_dir: Path, settings: Settings) -> list[Path]:
+    """Directories of the upward walk, outermost first, ending at start_dir. The filesystem root itself is
+    excluded (spec A1); a ceiling, when set and above start_dir, is the outermost directory."""
+    dirs: list[Path] = []
+    d = start_dir
+    ceiling = settings.ceiling
+    while True:
+        if d.parent == d:  # filesystem root: excluded
+            break
+        dirs.append(d)
+        if ceiling is not None and d == ceiling:
+            break
+        d = d.parent
+    dirs.reverse()
+    return dirs
+
+
+def is_within(path: Path, base: Path) -> bool:
+    try:
+        path.relative_to(base)
+        return True
+    except ValueError:
+        return False
+
+
+@dataclass
+class _Rule:
+    path: Path
+    base: Path
+    """Directory the `paths:` globs are relative to."""
+    globs: PathGlobs
+    tier: str
+
+
+@dataclass
+class ClaudeCodeLoader:
+    start_dir: Path
+    settings: Settings
+    fs: FileSystem
+    counter: TokenCounter
+    root: Path
+    blocks: list[Block] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    processed: set[str] = field(default_factory=set)
+    skills: list[SkillInfo] = field(default_factory=list)
+
+    # ------------------------------------------------------------------ helpers
+    def _real(self, path: Path) -> str:
+        try:
+            return os.path.realpath(path)
+        except (OSError, ValueError):
+            return str(path)
+
+    def _excluded(self, path: Path, tier: str) -> bool:
+        if tier == "Managed" or not self.settings.claude_md_excludes:
+            return False
+        s = str(path)
+        return any(fnmatch.fnmatchcase(s, g) for g in self.settings.claude_md_excludes)
+
+    def _skip(self, path: Path, reason: str, trigger: str, kind: str) -> None:
+        self.skipped.append(Skipped(path, reason, trigger, kind))
+
+    def _read_prepared(self, path: Path, trigger: str, kind: str) -> tuple[Prepared, tuple[str, ...]] | None:
+        src = self.fs.read(path, self.settings.max_file_bytes)
+        if not src.ok:
+            if src.error != "file not found":
+                self._skip(path, src.error or "unreadable", trigger, kind)
+            return None
+        prep = prepare(src.text or "")
+        if not prep.content:
+            self._skip(path, "empty or whitespace-only after preprocessing", trigger, kind)
+            return None
+        return prep, src.notes
+
+    # ------------------------------------------------------------------ file blocks
+    def add_file(self, path: Path, kind: str, tier: str, trigger: str, *, lazy: bool = False,
+                 depth: int = 0, note: str | None = None) -> bool:
+        """Load one instruction file (and, depth-first, its imports). Returns True when it loaded."""
+        if not self.fs.is_file(path):
+            return False
+        real = self._real(path)
+        if real in self.processed:
+            return False
+        if self._excluded(path, tier):
+            self._skip(path, "excluded by claudeMdExcludes", trigger, kind)
+            return False
+        self.processed.add(real)
+        got = self._read_prepared(path, trigger, kind)
+        if got is None:
+            return False
+        prep, notes = got
+        if lazy:
+            text = f"<system-reminder>\nContents of {path}:\n\n{prep.content}\n</system-reminder>"
+        else:
+            text = f"Contents of {path} ({LABELS[tier]}):\n\n{prep.content}\n\n"
+        blk = Block(kind, trigger, text, source=path, tier=tier, lines=(prep.first_line, prep.last_line),
+                    startup=not lazy)
+        blk.notes.extend(notes)
+        if prep.removed:
+            blk.cut = "; ".join(prep.removed) + " stripped"
+        if note:
+            blk.notes.append(note)
+        for ref in prep.skipped_imports:
+            blk.notes.append(f"@{ref.raw} on line {ref.line} is inside code or a comment: not imported")
+        self.blocks.append(blk)
+        self._imports(path, prep, tier, depth, lazy)
+        return True
+
+    def _imports(self, parent: Path, prep: Prepared, tier: str, depth: int, lazy: bool) -> None:
+        if not prep.imports:
+            return
+        trigger = f"import:{self._display(parent)}"
+        if depth + 1 > self.settings.import_max_hops:
+            for ref in prep.imports:
+                self._skip(self._resolve(parent, ref.path), f"import depth limit ({self.settings.import_max_hops} hops) "
+                           f"reached: @{ref.raw} on line {ref.line} not loaded", trigger, M.IMPORT)
+            return
+        for ref in prep.imports:
+            target = self._resolve(parent, ref.path)
+            suffix = target.suffix.lower()
+            if suffix and suffix not in TEXT_EXTENSIONS and not target.name.startswith("."):
+                self._skip(target, f"@{ref.raw}: non-text extension {suffix}", trigger, M.IMPORT)
+                continue
+            if not self.fs.is_file(target):
+                reason = "not a regular file" if self.fs.stat(target) is not None else "import target not found"
+                self._skip(target, f"{reason}: @{ref.raw} on line {ref.line}", trigger, M.IMPORT)
+                continue
+            if self._real(target) in self.processed:
+                self._skip(target, f"already loaded (duplicate or cycle): @{ref.raw} on line {ref.line}",
+                           trigger, M.IMPORT)
+                continue
+            note = None
+            if tier in ("Project", "Local") and not is_within(target, self.start_dir):
+                if not self.settings.external_imports_approved:
+                    self._skip(target, f"@{ref.raw}: outside the start directory and not approved", trigger, M.IMPORT)
+                    continue
+                note = "external import (outside the start directory): loads only after the one-time approval"
+            self.add_file(target, M.IMPORT, tier, trigger, lazy=lazy, depth=depth + 1, note=note)
+
+    def _resolve(self, parent: Path, ref: str) -> Path:
+        if ref.startswith("~/") or ref == "~":
+            p = self.settings.home / ref[2:]
+        elif ref.startswith("/"):
+            p = Path(ref)
+        else:
+            p = parent.parent / ref
+        return Path(os.path.normpath(p))
+
+    def _display(self, path: Path) -> str:
+        return M.display_path(path, self.root) or str(path)
+
+    # ------------------------------------------------------------------ rules
+    def _rules_in(self, claude_dir: Path, base: Path, tier: str) -> list[_Rule]:
+        """All `.md` under `claude_dir/rules`, recursively, symlinks followed, cycles handled, sorted."""
+        root = claude_dir / "rules"
+        if not self.fs.is_dir(root):
+            return []
+        found: list[Path] = []
+        seen: set[str] = set()
+        stack = [root]
+        while stack:
+            d = stack.pop()
+            real = self._real(d)
+            if real in seen:
+                continue
+            seen.add(real)
+            try:
+                entries = list(os.scandir(d))
+            except OSError as exc:
+                self._skip(d, f"cannot list rules directory: {exc.strerror or exc}", M.STARTUP, M.RULE)
+                continue
+            for e in entries:
+                p = Path(e.path)
+                try:
+                    if e.is_dir():
+                        stack.append(p)
+                    elif e.name.endswith(".md") and e.is_file():
+                        found.append(p)
+                except OSError:
+                    continue
+        rules = []
+        for p in sorted(found, key=lambda x: x.as_posix()):
+            src = self.fs.read(p, self.settings.max_file_bytes)
+            globs = PathGlobs((), True)
+            if src.ok:
+                prep = prepare(src.text or "")
+                data = prep.frontmatter.data or {}
+                globs = parse_paths(data.get("paths"), self.settings.paths_md_root_only)
+            rules.append(_Rule(p, base, globs, tier))
+        return rules
+
+    def _rule_matches(self, rule: _Rule, target: Path) -> bool:
+        if not is_within(target, rule.base):
+            return False
+        rel = target.relative_to(rule.base).as_posix()
+        return rule.globs.matches(rel)
+
+    def _add_rule(self, rule: _Rule, kind: str, trigger: str, lazy: bool) -> None:
+        note = None
+        if rule.globs.errors:
+            note = "; ".join(rule.globs.errors)
+        self.add_file(rule.path, kind, rule.tier, trigger, lazy=lazy, note=note)
+
+    # ------------------------------------------------------------------ startup
+    def load_startup(self) -> None:
+        s = self.settings
+        self.blocks.append(Block(M.TOOL_SCHEMAS, M.STARTUP, "", tokens=s.tool_schema_tokens))
+        self.blocks.append(Block(M.SYSTEM_PROMPT, M.STARTUP, "", tokens=s.system_prompt_tokens))
+        header_at = len(self.blocks)
+        self.blocks.append(Block(M.CONTEXT_HEADER, M.STARTUP, CONTEXT_HEADER_TEXT))
+        first_file = len(self.blocks)
+        managed_only = s.agents_md_mode == "managed-only"
+
+        # 1. Managed
+        self.add_file(s.managed_dir / "CLAUDE.md", M.CLAUDE_MD, "Managed", M.STARTUP)
+        for r in self._rules_in(s.managed_dir / ".claude", self.start_dir, "Managed"):
+            if r.globs.unconditional:
+                self._add_rule(r, M.RULE, M.STARTUP, False)
+        if not managed_only:
+            # 2. User
+            self.add_file(s.claude_dir / "CLAUDE.md", M.CLAUDE_MD, "User", M.STARTUP)
+            for r in self._rules_in(s.claude_dir, self.start_dir, "User"):
+                if r.globs.unconditional:
+                    self._add_rule(r, M.RULE, M.STARTUP, False)
+            # 3. Project + Local, root -> cwd
+            dirs = walk_dirs(self.start_dir, s)
+            agents_fallback = s.agents_md_mode == "claude-md-or-agents-md" and not any(
+                self.fs.is_file(d / n) for d in dirs for n in ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md")
+            )
+            agents_too = s.agents_md_mode == "claude-md-and-agents-md"
+            for d in dirs:
+                self.add_file(d / "CLAUDE.md", M.CLAUDE_MD, "Project", M.STARTUP)
+                self.add_file(d / ".claude" / "CLAUDE.md", M.CLAUDE_MD, "Project", M.STARTUP)
+                if agents_fallback or agents_too:
+                    for name in ("AGENTS.md", ".claude/AGENTS.md"):
+                        self._add_agents(d / name, M.AGENTS_MD, M.STARTUP, False)
+                for r in self._rules_in(d / ".claude", d, "Project"):
+                    if r.globs.unconditional:
+                        self._add_rule(r, M.RULE, M.STARTUP, False)
+                self.add_file(d / "CLAUDE.local.md", M.CLAUDE_MD, "Local", M.STARTUP)
+        # 4. Auto memory
+        mem = self._auto_memory()
+        if mem is not None:
+            if s.auto_memory_position == "first":
+                self.blocks.insert(first_file, mem)
+            else:
+                self.blocks.append(mem)
+        if len(self.blocks) == header_at + 1:
+            del self.blocks[header_at]  # nothing loaded: no claudeMd message at all
+        else:
+            self.blocks.append(Block(M.CONTEXT_FOOTER, M.STARTUP, CONTEXT_FOOTER_TEMPLATE.format(today=s.today)))
+        # 5. Skill listing
+        if not managed_only:
+            self._collect_skills()
+        self._listing_block(M.STARTUP, self.skills)
+
+    def _add_agents(self, path: Path, kind: str, trigger: str, lazy: bool) -> None:
+        if self.settings.agents_md_mode == "claude-md-and-agents-md" and self.fs.is_file(path):
+            src = self.fs.read(path, self.settings.max_file_bytes)
+            if src.ok:
+                content = prepare(src.text or "").content
+                if any(b.source is not None and content and content in b.text for b in self.blocks):
+                    self._skip(path, "AGENTS.md content already loaded through CLAUDE.md", trigger, kind)
+                    self.processed.add(self._real(path))
+                    return
+        self.add_file(path, kind, "Project", trigger, lazy=lazy)
+
+    def _auto_memory(self) -> Block | None:
+        s = self.settings
+        if not s.auto_memory_enabled:
+            return None
+        path = auto_memory_dir(self.start_dir, s, self.fs) / "MEMORY.md"
+        if not self.fs.is_file(path):
+            return None
+        real = self._real(path)
+        if real in self.processed:
+            return None
+        self.processed.add(real)
+        src = self.fs.read(path, s.max_file_bytes)
+        if not src.ok:
+            self._skip(path, src.error or "unreadable", M.STARTUP, M.AUTO_MEMORY)
+            return None
+        text = src.text or ""
+        head, cut = cut_memory(text, s.memory_max_lines, s.memory_max_bytes)
+        prep = prepare(head)
+        if not prep.content:
+            self._skip(path, "empty or whitespace-only", M.STARTUP, M.AUTO_MEMORY)
+            return None
+        content = prep.content
+        if cut is not None:
+            total_lines = len(text.splitlines())
+            content += MEMORY_WARNING.format(lines=total_lines, kb=len(text.encode()) / 1000)
+        blk = Block(M.AUTO_MEMORY, M.STARTUP, f"Contents of {path} ({LABELS['AutoMem']}):\n\n{content}\n\n",
+                    source=path, tier="AutoMem", lines=(prep.first_line, prep.last_line), cut=cut)
+        blk.notes.extend(src.notes)
+        return blk
+
+    # ------------------------------------------------------------------ skills
+    def _collect_skills(self) -> None:
+        s = self.settings
+        found: list[SkillInfo] = []
+        for p in skill_dirs(s.managed_dir, self.fs):
+            found.append(parse_skill(p, "managed", self.fs, s))
+        for p in skill_dirs(s.home, self.fs):
+            found.append(parse_skill(p, "personal", self.fs, s))
+        top = find_git_root(self.start_dir, self.fs) or self.root
+        d = self.start_dir
+        while True:
+            for p in skill_dirs(d, self.fs):
+                found.append(parse_skill(p, "project", self.fs, s))
+            if d == top or d.parent == d or not is_within(self.start_dir, top):
+                break
+            d = d.parent
+        for p in command_files(s.home, self.fs):
+            found.append(parse_skill(p, "command", self.fs, s))
+        d = self.start_dir
+        while True:
+            for p in command_files(d, self.fs):
+                found.append(parse_skill(p, "command", self.fs, s))
+            if d == top or d.parent == d or not is_within(self.start_dir, top):
+                break
+            d = d.parent
+        self.skills = self._dedupe_skills(found)
+
+    def _dedupe_skills(self, found: Iterable[SkillInfo]) -> list[SkillInfo]:
+        """Precedence: managed > personal > project (nearest first) > command; same real path loads once."""
+        by_name: dict[str, SkillInfo] = {}
+        seen_real: set[str] = set()
+        out: list[SkillInfo] = []
+        for sk in found:
+            real = self._real(sk.source)
+            if real in seen_real:
+                continue
+            seen_real.add(real)
+            winner = by_name.get(sk.name)
+            if winner is not None:
+                sk.listed = False
+                sk.shadowed_by = winner.source
+                sk.hidden_reason = f"shadowed by {self._display(winner.source)}"
+                out.append(sk)
+                continue
+            by_name[sk.name] = sk
+            out.append(sk)
+        return out
+
+    def _listing_block(self, trigger: str, entries: Sequence[SkillInfo]) -> None:
+        listing = build_listing(self.skills, self.settings)
+        self.listing = listing
+        shown = [e for e in entries if e.listed]
+        text = render_listing(shown)
+        if not text:
+            return
+        blk = Block(M.SKILL_LISTING, trigger, text, startup=trigger == M.STARTUP)
+        dropped = sum(1 for e in shown if e.description_dropped)
+        if dropped:
+            blk.cut = (f"descriptions of {dropped} of {len(shown)} skills dropped: listing needs "
+                       f"{listing.full_chars:,} chars, budget {listing.budget_chars:,}")
+        self.blocks.append(blk)
+
+    # ------------------------------------------------------------------ touches
+    def touch(self, target: Path) -> None:
+        trigger = f"touch:{self._display(target)}"
+        s = self.settings
+        self._read_block(target, trigger)
+        self.processed.add(self._real(target))  # not injected if the model read that exact file
+        inside = is_within(target, self.start_dir) and target != self.start_dir
+        # Phase 1: managed and user conditional rules (relative to the start dir)
+        for claude_dir, tier in ((s.managed_dir / ".claude", "Managed"), (s.claude_dir, "User")):
+            if tier == "User" and s.agents_md_mode == "managed-only":
+                continue
+            for r in self._rules_in(claude_dir, self.start_dir, tier):
+                if not r.globs.unconditional and self._rule_matches(r, target):
+                    self._add_rule(r, M.PATH_RULE, trigger, True)
+        if s.agents_md_mode == "managed-only":
+            return
+        # Phase 2: directories strictly below the start dir down to the file's directory
+        new_skills: list[SkillInfo] = []
+        if inside:
+            rel_parts = target.parent.relative_to(self.start_dir).parts
+            d = self.start_dir
+            for part in rel_parts:
+                d = d / part
+                has_claude = self.fs.is_file(d / "CLAUDE.md")
+                self.add_file(d / "CLAUDE.md", M.NESTED_CLAUDE_MD, "Project", trigger, lazy=True)
+                self.add_file(d / ".claude" / "CLAUDE.md", M.NESTED_CLAUDE_MD, "Project", trigger, lazy=True)
+                self.add_file(d / "CLAUDE.local.md", M.NESTED_CLAUDE_MD, "Local", trigger, lazy=True)
+                if s.agents_md_mode == "claude-md-and-agents-md" or (
+                    s.agents_md_mode == "claude-md-or-agents-md" and not has_claude
+                ):
+                    self._add_agents(d / "AGENTS.md", M.NESTED_AGENTS_MD, trigger, True)
+                for r in self._rules_in(d / ".claude", d, "Project"):
+                    if r.globs.unconditional:
+                        self._add_rule(r, M.NESTED_RULE, trigger, True)
+                    elif self._rule_matches(r, target):
+                        self._add_rule(r, M.PATH_RULE, trigger, True)
+                for p in skill_dirs(d, self.fs):
+                    if self._real(p) in {self._real(x.source) for x in self.skills}:
+                        continue
+                    sk = parse_skill(p, "project", self.fs, s)
+                    if any(x.name == sk.name and x.listed for x in self.skills):
+                        sk.name = f"{d.relative_to(self.start_dir).as_posix()}:{sk.name}"
+                        sk.entry = f"- {sk.name}: {sk.description}" if sk.description else f"- {sk.name}"
+                    self.skills.append(sk)
+                    if sk.listed:
+                        new_skills.append(sk)
+        # Phase 3: conditional rules of every directory root -> start dir
+        for d in walk_dirs(self.start_dir, s):
+            for r in self._rules_in(d / ".claude", d, "Project"):
+                if not r.globs.unconditional and self._rule_matches(r, target):
+                    self._add_rule(r, M.PATH_RULE, trigger, True)
+        # Path-scoped skills become listed when a matching file is touched
+        for sk in self.skills:
+            if sk.paths and not sk.listed and sk.shadowed_by is None and not (sk.hidden_reason or "").startswith("disable"):
+                base = sk.source.parent.parent.parent.parent  # <base>/.claude/skills/<name>/SKILL.md
+                if is_within(target, base) and PathGlobs(sk.paths, False).matches(target.relative_to(base).as_posix()):
+                    sk.listed = True
+                    sk.hidden_reason = None
+                    new_skills.append(sk)
+        if new_skills:
+            self._listing_block(trigger, new_skills)
+
+    def _read_block(self, target: Path, trigger: str) -> None:
+        src = self.fs.read(target, self.settings.max_file_bytes)
+        if not src.ok:
+            self._skip(target, f"cannot be read: {src.error}", trigger, M.READ)
+            return
+        lines = (src.text or "").splitlines()
+        shown = lines[: self.settings.read_max_lines]
+        body = "\n".join(f"{i:>6}\t{line[:2000]}" for i, line in enumerate(shown, 1))
+        blk = Block(M.READ, trigger, body, source=target, lines=(1, len(shown)) if shown else None, startup=False)
+        if len(lines) > len(shown):
+            blk.cut = f"lines {len(shown) + 1}-{len(lines)} not read (Read tool shows {len(shown)} lines by default)"
+        blk.notes.extend(src.notes)
+        self.blocks.append(blk)
+
+    # ------------------------------------------------------------------ totals
+    def finish(self) -> None:
+        total = 0
+        for b in self.blocks:
+            if b.kind not in (M.SYSTEM_PROMPT, M.TOOL_SCHEMAS):
+                b.tokens = self.counter.count(b.text)
+                b.estimated = self.counter.estimated
+            total += b.tokens
+            b.cumulative = total
+
+
+def cut_memory(text: str, max_lines: int, max_bytes: int) -> tuple[str, str | None]:
+    """MEMORY.md head (spec A7): truncate by lines first, then at the last newline before max_bytes."""
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines = lines[:-1]
+    total_lines = len(lines)
+    reasons: list[str] = []
+    head = text
+    if total_lines > max_lines:
+        head = "\n".join(lines[:max_lines])
+        reasons.append(f"lines {max_lines + 1}-{total_lines} past the {max_lines}-line cut")
+    data = head.encode("utf-8")
+    if len(data) > max_bytes:
+        cut_at = data.rfind(b"\n", 0, max_bytes)
+        if cut_at <= 0:
+            cut_at = max_bytes
+        kept = data[:cut_at].decode("utf-8", errors="ignore")
+        kept_lines = kept.count("\n") + 1
+        reasons.append(f"lines {kept_lines + 1}-{total_lines} past the {max_bytes:,}-byte cut")
+        head = kept
+    return head, ("; ".join(reasons) if reasons else None)
+
+
+Loader = Callable[..., Session]
+
+
+def load_session(
+    start_dir: Path | str,
+    touched: Sequence[Path | str] = (),
+    settings: Settings | None = None,
+    *,
+    root: Path | None = None,
+    fs: FileSystem | None = None,
+    counter: TokenCounter | None = None,
+    profile: str = "claude-code",
+) -> Session:
+    """The ordered blocks of a session started in ``start_dir`` after reading each of ``touched``."""
+    settings = settings or Settings()
+    if profile not in PROFILES:
+        raise ValueError(f"unknown agent profile {profile!r}; known: {', '.join(PROFILES)}")
+    start = Path(os.path.abspath(start_dir))
+    fs = fs or FileSystem(max_bytes=settings.max_file_bytes)
+    counter = counter or TokenCounter(factor_for(settings.model, settings.token_factor))
+    return PROFILES[profile](start, [Path(os.path.abspath(t)) for t in touched], settings,
+                             root or start, fs, counter)
+
+
+def _claude_code(start: Path, touched: list[Path], settings: Settings, root: Path, fs: FileSystem,
+                 counter: TokenCounter) -> Session:
+    ld = ClaudeCodeLoader(start, settings, fs, counter, root)
+    ld.load_startup()
+    for t in touched:
+        ld.touch(t)
+    ld.finish()
+    return Session(start, root, ld.blocks, ld.skipped, getattr(ld, "listing", None), settings.window,
+                   counter.method, touched)
+
+
+PROFILES: dict[str, Callable[..., Session]] = {"claude-code": _claude_code}

@@ -1,0 +1,209 @@
+"""Markdown preprocessing exactly as Claude Code does it before sending a file (spec A3, A4).
+
+- YAML frontmatter is stripped (and parsed, for rules and skills);
+- block-level HTML comments are stripped (not inside code; an unclosed comment is kept);
+- `@path` imports are found outside code blocks, code spans and HTML comments;
+- the result is trimmed.
+
+All functions here are pure and never raise.  Line numbers are 1-based and refer to the original file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import yaml
+
+# Spec A4: `(?:^|\s)@((?:[^\s\\]|\\ )+)`
+_IMPORT_RE = re.compile(r"(?:^|(?<=\s))@((?:[^\s\\]|\\ )+)")
+_IMPORT_START_OK = re.compile(r"^(?:\./|~/|/.|[A-Za-z0-9._-])")
+_CODE_SPAN_RE = re.compile(r"(`+)(?:(?!\1).)+?\1")
+_INLINE_COMMENT_RE = re.compile(r"<!--.*?-->")
+
+
+@dataclass(frozen=True)
+class Frontmatter:
+    data: dict[str, Any] | None
+    """Parsed mapping, or None when absent or unparseable."""
+    error: str | None
+    """Why the frontmatter does not parse, with its line."""
+    end_line: int
+    """Last line of the frontmatter block (the closing ---), 0 when there is none."""
+    present: bool
+
+
+def split_frontmatter(text: str) -> tuple[Frontmatter, str]:
+    """Return (frontmatter, body). The body keeps its original line numbering offset by ``end_line``."""
+    if not (text.startswith("---\n") or text.startswith("---\r\n")):
+        return Frontmatter(None, None, 0, False), text
+    lines = text.splitlines(keepends=True)
+    for i in range(1, len(lines)):
+        if lines[i].rstrip("\r\n").rstrip() == "---":
+            raw = "".join(lines[1:i])
+            body = "".join(lines[i + 1:])
+            data, error = _parse_yaml(raw)
+            return Frontmatter(data, error, i + 1, True), body
+    # No closing fence: Claude Code does not treat it as frontmatter.
+    return Frontmatter(None, "frontmatter has no closing '---' line", 0, False), text
+
+
+def _parse_yaml(raw: str) -> tuple[dict[str, Any] | None, str | None]:
+    try:
+        data = yaml.safe_load(raw) if raw.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at frontmatter line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return None, f"invalid YAML{where}: {problem}"
+    except Exception as exc:  # pragma: no cover - yaml can raise odd things on odd input
+        return None, f"invalid YAML: {exc}"
+    if data is None:
+        return {}, None
+    if not isinstance(data, dict):
+        return None, f"frontmatter is a {type(data).__name__}, not a mapping"
+    return data, None
+
+
+@lru_cache(maxsize=1)
+def _md():
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark")
+    md.disable("inline")  # block structure is all we need; code spans are handled per line below
+    return md
+
+
+@dataclass(frozen=True)
+class Structure:
+    code_lines: frozenset[int]
+    """0-based body lines inside fenced or indented code blocks."""
+    comment_lines: frozenset[int]
+    """0-based body lines of closed block-level HTML comments."""
+
+
+def structure(body: str) -> Structure:
+    if "```" not in body and "~~~" not in body and "    " not in body and "\t" not in body and "<!--" not in body:
+        return Structure(frozenset(), frozenset())
+    try:
+        tokens = _md().parse(body)
+    except Exception:  # markdown-it is robust, but a lexer bug must not take the loader down
+        return Structure(frozenset(), frozenset())
+    code: set[int] = set()
+    comments: set[int] = set()
+    for tok in tokens:
+        if tok.map is None:
+            continue
+        if tok.type in ("fence", "code_block"):
+            code.update(range(tok.map[0], tok.map[1]))
+        elif tok.type == "html_block":
+            content = tok.content.strip()
+            if content.startswith("<!--") and content.endswith("-->"):
+                comments.update(range(tok.map[0], tok.map[1]))
+    return Structure(frozenset(code), frozenset(comments))
+
+
+@dataclass(frozen=True)
+class ImportRef:
+    raw: str
+    """The text after `@`, as written."""
+    path: str
+    """Unescaped path with any `#fragment` dropped."""
+    line: int
+    """1-based line in the original file."""
+    col: int
+    """0-based code-point column of the `@`."""
+    in_code: bool = False
+    """True when the reference sits in code or an HTML comment: it is shown but never loaded."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A file as the agent sends it, plus where that text came from."""
+
+    content: str
+    first_line: int
+    """1-based first and last line of the original file that are loaded (0, 0 when nothing is)."""
+    last_line: int
+    frontmatter: Frontmatter
+    imports: tuple[ImportRef, ...]
+    skipped_imports: tuple[ImportRef, ...] = ()
+    removed: tuple[str, ...] = field(default=())
+    """Human notes on what preprocessing removed (frontmatter, comments)."""
+
+
+@lru_cache(maxsize=4096)
+def prepare(text: str) -> Prepared:
+    """Preprocess a file's text (cached by content: the loader asks for the same files many times)."""
+    fm, body = split_frontmatter(text)
+    offset = fm.end_line
+    st = structure(body)
+    lines = body.splitlines()
+    removed: list[str] = []
+    if fm.present:
+        removed.append(f"frontmatter (lines 1-{fm.end_line})")
+    kept_idx: list[int] = []
+    for i in range(len(lines)):
+        if i in st.comment_lines:
+            continue
+        kept_idx.append(i)
+    if st.comment_lines:
+        n = len(st.comment_lines)
+        removed.append(f"{n} line{'s' if n != 1 else ''} of HTML comments")
+    # trim: first and last non-blank kept line
+    nonblank = [i for i in kept_idx if lines[i].strip()]
+    if not nonblank:
+        return Prepared("", 0, 0, fm, (), (), tuple(removed))
+    lo, hi = nonblank[0], nonblank[-1]
+    kept = [lines[i] for i in kept_idx if lo <= i <= hi]
+    content = "\n".join(kept).strip()
+    imports, skipped = find_imports(lines, st, offset)
+    return Prepared(content, lo + 1 + offset, hi + 1 + offset, fm, imports, skipped, tuple(removed))
+
+
+def find_imports(lines: list[str], st: Structure, offset: int = 0) -> tuple[tuple[ImportRef, ...], tuple[ImportRef, ...]]:
+    """Imports that load, and `@` references that do not because they sit in code or comments."""
+    live: list[ImportRef] = []
+    dead: list[ImportRef] = []
+    for i, line in enumerate(lines):
+        if "@" not in line:
+            continue
+        blocked = i in st.code_lines or i in st.comment_lines
+        masked = line if blocked else _mask(line)
+        for m in _IMPORT_RE.finditer(line):
+            raw = m.group(1)
+            if not _IMPORT_START_OK.match(raw) or raw.startswith("@") or raw.startswith("#"):
+                continue
+            path = raw.split("#", 1)[0].replace("\\ ", " ")
+            if not path or path == "/":
+                continue
+            in_code = blocked or masked[m.start(1) - 1] != "@"
+            ref = ImportRef(raw, path, i + 1 + offset, m.start(1) - 1, in_code)
+            (dead if in_code else live).append(ref)
+    return tuple(live), tuple(dead)
+
+
+def _mask(line: str) -> str:
+    """Replace code spans and inline HTML comments by spaces, keeping columns."""
+    if "`" in line:
+        line = _CODE_SPAN_RE.sub(lambda m: " " * len(m.group(0)), line)
+    if "<!--" in line:
+        line = _INLINE_COMMENT_RE.sub(lambda m: " " * len(m.group(0)), line)
+    return line
+
+
+def first_paragraph(body: str) -> str:
+    """First paragraph of a markdown body (the skill description fallback, spec B2)."""
+    para: list[str] = []
+    for line in body.splitlines():
+        s = line.strip()
+        if not s:
+            if para:
+                break
+            continue
+        if s.startswith("#") and not para:
+            continue
+        para.append(s)
+    return " ".join(para)

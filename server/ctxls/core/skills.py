@@ -1,0 +1,130 @@
+"""Skills and legacy commands: parsing and the discovery listing with its budget (spec B1-B3)."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable
+
+from .fs import FileSystem
+from .globs import parse_paths
+from .markdown import first_paragraph, split_frontmatter
+from .model import SkillInfo, SkillListing
+from .settings import Settings
+
+LISTING_HEADER = "<system-reminder>\nThe following skills are available for use with the Skill tool:\n\n"
+LISTING_FOOTER = "\n</system-reminder>"
+
+_TRUE = {"true", "yes", "on", "1"}
+
+
+def truthy(value: object) -> bool:
+    """Booleans accept yes/no/on/off/1/0 in any case (>= 2.1.218)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        return value == 1
+    if isinstance(value, str):
+        return value.strip().lower() in _TRUE
+    return False
+
+
+def skill_dirs(base: Path, fs: FileSystem) -> list[Path]:
+    """SKILL.md files of `<base>/.claude/skills/*/SKILL.md`, sorted by directory name."""
+    root = base / ".claude" / "skills"
+    try:
+        names = sorted(e.name for e in os.scandir(root) if e.is_dir())
+    except OSError:
+        return []
+    out = []
+    for name in names:
+        p = root / name / "SKILL.md"
+        if fs.is_file(p):
+            out.append(p)
+    return out
+
+
+def command_files(base: Path, fs: FileSystem) -> list[Path]:
+    root = base / ".claude" / "commands"
+    try:
+        names = sorted(e.name for e in os.scandir(root) if e.name.endswith(".md"))
+    except OSError:
+        return []
+    return [root / n for n in names if fs.is_file(root / n)]
+
+
+def parse_skill(path: Path, scope: str, fs: FileSystem, settings: Settings) -> SkillInfo:
+    src = fs.read(path)
+    is_command = scope == "command"
+    name = path.stem if is_command else path.parent.name
+    if not src.ok:
+        return SkillInfo(name, path, scope, "", f"- {name}", listed=False, hidden_reason=f"unreadable: {src.error}")
+    f = _skill_fields(src.text or "", name, is_command, settings.skill_desc_cap, settings.paths_md_root_only)
+    desc, truncated, data, error, disabled, paths = f
+    entry = f"- {name}: {desc}" if desc else f"- {name}"
+    info = SkillInfo(name, path, scope, desc, entry, truncated=truncated, frontmatter=data, frontmatter_error=error)
+    if disabled:
+        info.listed = False
+        info.hidden_reason = f"disable-model-invocation: true (loads only when the user types /{name})"
+    elif paths:
+        info.paths = paths
+        info.listed = False
+        info.hidden_reason = "path-scoped: listed once a matching file is touched"
+    return info
+
+
+@lru_cache(maxsize=4096)
+def _skill_fields(text: str, name: str, is_command: bool, cap: int, root_only: bool):
+    fm, body = split_frontmatter(text)
+    data = fm.data or {}
+    desc = data.get("description")
+    if not isinstance(desc, str) or not desc.strip():
+        desc = first_paragraph(body)
+    desc = " ".join(str(desc).split())
+    when = data.get("when_to_use")
+    if isinstance(when, str) and when.strip():
+        desc = f"{desc} - {' '.join(when.split())}" if desc else " ".join(when.split())
+    truncated = len(desc) > cap
+    if truncated:
+        desc = desc[: cap - 1] + "\u2026"
+    paths: tuple[str, ...] = ()
+    if not is_command and data.get("paths") is not None:
+        globs = parse_paths(data.get("paths"), root_only)
+        if not globs.unconditional:
+            paths = globs.patterns
+    return desc, truncated, fm.data, fm.error, truthy(data.get("disable-model-invocation")), paths
+
+
+def build_listing(skills: Iterable[SkillInfo], settings: Settings) -> SkillListing:
+    """Apply the listing budget: every name stays; descriptions of the least-invoked skills go first.
+
+    Without invocation counts, skills later in the listing lose their descriptions first.
+    """
+    skills = list(skills)
+    listed = [s for s in skills if s.listed]
+    for s in listed:
+        s.description_dropped = False
+    full = sum(len(s.entry) + 1 for s in listed)
+    budget = settings.skill_budget
+    sent = full
+    if full > budget:
+        order = sorted(
+            range(len(listed)),
+            key=lambda i: (settings.skill_invocations.get(listed[i].name, 0), -i),
+        )
+        for i in order:
+            if sent <= budget:
+                break
+            s = listed[i]
+            if s.description:
+                sent -= len(s.entry) - len(f"- {s.name}")
+                s.description_dropped = True
+    return SkillListing(skills, budget, full, sent)
+
+
+def render_listing(entries: Iterable[SkillInfo]) -> str:
+    lines = [f"- {s.name}" if s.description_dropped else s.entry for s in entries]
+    if not lines:
+        return ""
+    return LISTING_HEADER + "\n".join(lines) + LISTING_FOOTER
