@@ -191,7 +191,7 @@ class _GitIgnore:
         import pathspec
 
         try:
-            spec = pathspec.PathSpec.from_lines("gitwildmatch", text.splitlines())
+            spec = pathspec.PathSpec.from_lines("gitignore", text.splitlines())
         except Exception:
             return
         self.specs.append((parts, spec))

@@ -93,7 +93,7 @@ def pattern_error(p: str) -> str | None:
     if p.count("[") > p.count("]"):
         return "has an unclosed '['"
     try:
-        pathspec.patterns.GitWildMatchPattern(p)
+        pathspec.PathSpec.from_lines("gitignore", [p])
     except Exception as exc:
         return f"is invalid ({exc})"
     return None
@@ -105,4 +105,4 @@ def _spec(patterns: tuple[str, ...], root_only_md: bool) -> pathspec.PathSpec:
     if root_only_md:
         # F2, doc reading: a slash-less `*.md` only matches in the base directory itself.
         pats = ["/" + p if "/" not in p and p.startswith("*.") else p for p in pats]
-    return pathspec.PathSpec.from_lines("gitwildmatch", pats)
+    return pathspec.PathSpec.from_lines("gitignore", pats)

@@ -187,6 +187,8 @@ class ClaudeCodeLoader:
             return False
         real = self._real(path)
         if real in self.processed:
+            if not lazy and kind != M.IMPORT:  # lazy re-encounters are the normal "once per conversation"
+                self._skip(path, "already loaded (the same file reached twice)", trigger, kind)
             return False
         if self._excluded(path, tier):
             self._skip(path, "excluded by claudeMdExcludes", trigger, kind)
@@ -406,23 +408,23 @@ class ClaudeCodeLoader:
     def _collect_skills(self) -> None:
         s = self.settings
         found: list[SkillInfo] = []
-        for p in skill_dirs(s.managed_dir, self.fs):
+        for p in skill_dirs(s.managed_dir / ".claude", self.fs):
             found.append(parse_skill(p, "managed", self.fs, s))
-        for p in skill_dirs(s.home, self.fs):
+        for p in skill_dirs(s.claude_dir, self.fs):
             found.append(parse_skill(p, "personal", self.fs, s))
         top = find_git_root(self.start_dir, self.fs) or self.root
         d = self.start_dir
         while True:
-            for p in skill_dirs(d, self.fs):
+            for p in skill_dirs(d / ".claude", self.fs):
                 found.append(parse_skill(p, "project", self.fs, s))
             if d == top or d.parent == d or not is_within(self.start_dir, top):
                 break
             d = d.parent
-        for p in command_files(s.home, self.fs):
+        for p in command_files(s.claude_dir, self.fs):
             found.append(parse_skill(p, "command", self.fs, s))
         d = self.start_dir
         while True:
-            for p in command_files(d, self.fs):
+            for p in command_files(d / ".claude", self.fs):
                 found.append(parse_skill(p, "command", self.fs, s))
             if d == top or d.parent == d or not is_within(self.start_dir, top):
                 break
@@ -500,7 +502,7 @@ class ClaudeCodeLoader:
                         self._add_rule(r, M.NESTED_RULE, trigger, True)
                     elif self._rule_matches(r, target):
                         self._add_rule(r, M.PATH_RULE, trigger, True)
-                for p in skill_dirs(d, self.fs):
+                for p in skill_dirs(d / ".claude", self.fs):
                     if self._real(p) in {self._real(x.source) for x in self.skills}:
                         continue
                     sk = parse_skill(p, "project", self.fs, s)

@@ -30,9 +30,9 @@ def truthy(value: object) -> bool:
     return False
 
 
-def skill_dirs(base: Path, fs: FileSystem) -> list[Path]:
-    """SKILL.md files of `<base>/.claude/skills/*/SKILL.md`, sorted by directory name."""
-    root = base / ".claude" / "skills"
+def skill_dirs(claude_dir: Path, fs: FileSystem) -> list[Path]:
+    """SKILL.md files of `<claude_dir>/skills/*/SKILL.md`, sorted by directory name."""
+    root = claude_dir / "skills"
     try:
         names = sorted(e.name for e in os.scandir(root) if e.is_dir())
     except OSError:
@@ -45,8 +45,8 @@ def skill_dirs(base: Path, fs: FileSystem) -> list[Path]:
     return out
 
 
-def command_files(base: Path, fs: FileSystem) -> list[Path]:
-    root = base / ".claude" / "commands"
+def command_files(claude_dir: Path, fs: FileSystem) -> list[Path]:
+    root = claude_dir / "commands"
     try:
         names = sorted(e.name for e in os.scandir(root) if e.name.endswith(".md"))
     except OSError:
