@@ -21,6 +21,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", help="model name, selects the token calibration factor (estimate)")
     p.add_argument("--ceiling", type=Path, help="stop the upward walk at this directory (default: filesystem root)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the token cache in .ctxls/")
+    p.add_argument("--exact", action="store_true",
+                   help="count with Anthropic's count_tokens endpoint (needs ANTHROPIC_API_KEY; cached)")
     p.add_argument("--format", choices=("text", "json"), default="text")
 
 
@@ -92,8 +94,20 @@ def _counter(args, root: Path, settings):
     from .core.cache import TokenCache, default_cache_path
     from .core.tokens import TokenCounter, factor_for
 
-    cache = TokenCache(None if args.no_cache else default_cache_path(root))
-    return TokenCounter(factor_for(settings.model, settings.token_factor), cache), cache
+    exact = None
+    if args.exact:
+        from .agent.provider import exact_token_counter
+
+        exact = exact_token_counter(settings.model)
+        if exact is None:
+            raise _Usage("--exact needs ANTHROPIC_API_KEY")
+    # exact counts are model-specific: keep them apart from the cl100k cache
+    name = f"tokens-{settings.model or 'default'}-exact.json" if exact else None
+    path = None if args.no_cache else default_cache_path(root)
+    if path is not None and name:
+        path = path.with_name(name)
+    cache = TokenCache(path)
+    return TokenCounter(factor_for(settings.model, settings.token_factor), cache, exact), cache
 
 
 def cmd_context(args) -> int:
@@ -112,7 +126,11 @@ def cmd_context(args) -> int:
     except _Usage as exc:
         print(f"ctxls: {exc}", file=sys.stderr)
         return 2
-    counter, cache = _counter(args, root, settings)
+    try:
+        counter, cache = _counter(args, root, settings)
+    except _Usage as exc:
+        print(f"ctxls: {exc}", file=sys.stderr)
+        return 2
     session = load_session(start, [Path(os.path.abspath(t)) for t in args.touch], settings, root=root, counter=counter)
     cache.save()
     if args.format == "json":
@@ -138,7 +156,11 @@ def cmd_budget(args) -> int:
     except _Usage as exc:
         print(f"ctxls: {exc}", file=sys.stderr)
         return 2
-    counter, cache = _counter(args, root, settings)
+    try:
+        counter, cache = _counter(args, root, settings)
+    except _Usage as exc:
+        print(f"ctxls: {exc}", file=sys.stderr)
+        return 2
     fs = FileSystem(max_bytes=settings.max_file_bytes)
     from .render import budget_progress
 

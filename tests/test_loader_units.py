@@ -1,0 +1,117 @@
+"""Unit tests of the loader's building blocks that fixtures cannot express (paths depend on the temp dir)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxls.core import model as M
+from ctxls.core.config import settings_for
+from ctxls.core.fs import FileSystem
+from ctxls.core.globs import MAX_EXPANSIONS, expand_braces, parse_paths
+from ctxls.core.loader import auto_memory_dir, cut_memory, load_session, sanitize_project_path, walk_dirs
+from ctxls.core.settings import Settings
+
+
+def test_sanitize_matches_claude_code_examples() -> None:
+    assert sanitize_project_path("/Users/me/app") == "-Users-me-app"
+    assert sanitize_project_path("/a/b_c.d") == "-a-b-c-d"
+    long = "/" + "x" * 250
+    s = sanitize_project_path(long)
+    assert s.startswith("-" + "x" * 199 + "-") and len(s) > 201
+
+
+def test_auto_memory_dir_comes_from_git_root(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "pkg" / "sub").mkdir(parents=True)
+    home = tmp_path / "home"
+    settings = Settings(home=home, ceiling=tmp_path, managed_dir=tmp_path / "managed")
+    got = auto_memory_dir(repo / "pkg" / "sub", settings, FileSystem())
+    assert got == home / ".claude" / "projects" / sanitize_project_path(str(repo)) / "memory"
+    # and the loader picks MEMORY.md up from there without any override
+    got.mkdir(parents=True)
+    (got / "MEMORY.md").write_text("- remembered\n")
+    s = load_session(repo / "pkg" / "sub", (), settings, root=repo)
+    assert [b.kind for b in s.blocks if b.source is not None] == [M.AUTO_MEMORY]
+
+
+def test_config_dir_overrides_home_claude(tmp_path: Path) -> None:
+    cfg = tmp_path / "cfg"
+    cfg.mkdir()
+    (cfg / "CLAUDE.md").write_text("from CLAUDE_CONFIG_DIR\n")
+    (tmp_path / "home" / ".claude").mkdir(parents=True)
+    (tmp_path / "home" / ".claude" / "CLAUDE.md").write_text("ignored\n")
+    (tmp_path / "w").mkdir()
+    settings = Settings(home=tmp_path / "home", config_dir=cfg, ceiling=tmp_path / "w", managed_dir=tmp_path / "m")
+    s = load_session(tmp_path / "w", (), settings)
+    assert [b.source for b in s.blocks if b.source] == [cfg / "CLAUDE.md"]
+
+
+def test_walk_excludes_filesystem_root() -> None:
+    dirs = walk_dirs(Path("/a/b/c"), Settings())
+    assert dirs == [Path("/a"), Path("/a/b"), Path("/a/b/c")]
+    assert walk_dirs(Path("/a/b/c"), Settings(ceiling=Path("/a/b"))) == [Path("/a/b"), Path("/a/b/c")]
+
+
+@pytest.mark.parametrize("text,lines,nbytes,kept,cut", [
+    ("a\nb\nc\n", 2, 100, "a\nb", "lines 3-3 past the 2-line cut"),
+    ("a\nb\nc\n", 200, 100, "a\nb\nc\n", None),
+    ("aaaa\nbbbb\ncccc\n", 200, 12, "aaaa\nbbbb", "lines 3-3 past the 12-byte cut"),
+])
+def test_cut_memory(text: str, lines: int, nbytes: int, kept: str, cut: str | None) -> None:
+    assert cut_memory(text, lines, nbytes) == (kept, cut)
+
+
+def test_brace_expansion_and_budget() -> None:
+    assert expand_braces("src/{a,b}/*.{ts,tsx}") == ["src/a/*.ts", "src/a/*.tsx", "src/b/*.ts", "src/b/*.tsx"]
+    huge = "{" + ",".join(str(i) for i in range(40)) + "}/{" + ",".join(str(i) for i in range(40)) + "}"
+    assert 40 * 40 > MAX_EXPANSIONS and expand_braces(huge) == [huge]  # over budget: used literally
+
+
+def test_paths_parsing() -> None:
+    assert parse_paths(None).unconditional
+    assert parse_paths(["**"]).unconditional
+    assert parse_paths("src/**/*.py, *.md").patterns == ("src/**/*.py", "*.md")
+    assert parse_paths(["docs/**"]).patterns == ("docs",)  # trailing /** stripped
+    bad = parse_paths(["src/[abc", "ok/*.py"])
+    assert bad.patterns == ("ok/*.py",) and "unclosed" in bad.errors[0]
+    assert not bad.matches("src/[abc") and bad.matches("ok/x.py")
+    assert parse_paths(42).errors and parse_paths(42).unconditional
+
+
+def test_settings_from_mapping_reports_and_falls_back() -> None:
+    s, errors = Settings.from_mapping({"window": -5, "agents_md_mode": "bogus", "nope": 1, "import-max-hops": 5})
+    assert s.window == 200_000 and s.agents_md_mode == "claude-md-or-agents-md" and s.import_max_hops == 5
+    assert len(errors) == 3 and any("nope" in e for e in errors)
+    assert Settings(window=1_000_000).skill_budget == 40_000
+    assert Settings().autocompact_threshold == 167_000
+
+
+def test_workspace_config_file(tmp_path: Path) -> None:
+    (tmp_path / ".ctxls.toml").write_text('home = "h"\nwindow = 1000000\nbad_key = 1\n')
+    s, problems = settings_for(tmp_path)
+    assert s.home == (tmp_path / "h").resolve() and s.window == 1_000_000
+    assert problems and "bad_key" in problems[0]
+    (tmp_path / ".ctxls.toml").write_text("window = [")
+    s, problems = settings_for(tmp_path)
+    assert s.window == 200_000 and problems
+
+
+def test_pyproject_tool_table(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.ctxls]\nwindow = 500000\n")
+    assert settings_for(tmp_path)[0].window == 500_000
+
+
+def test_unknown_profile_is_a_programming_error(tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        load_session(tmp_path, (), Settings(home=tmp_path), profile="nope")
+
+
+def test_window_changes_percent_not_tokens(tmp_path: Path) -> None:
+    (tmp_path / "CLAUDE.md").write_text("hello\n")
+    base = Settings(home=tmp_path / "h", ceiling=tmp_path, managed_dir=tmp_path / "m", today="2026-01-01")
+    a = load_session(tmp_path, (), base)
+    b = load_session(tmp_path, (), base.replace(window=1_000_000))
+    assert a.total_tokens == b.total_tokens and a.window == 200_000 and b.window == 1_000_000
