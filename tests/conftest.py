@@ -8,8 +8,6 @@ import pytest
 
 from ctxls.core.settings import Settings
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-
 
 @pytest.fixture
 def hermetic_settings(tmp_path):

@@ -24,9 +24,11 @@ class TokenCache(dict):
             return
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            if data.get("version") == VERSION and data.get("encoding") == ENCODING:
-                self.update(data.get("tokens", {}))
-        except (OSError, ValueError, AttributeError):
+            tokens = data.get("tokens") if data.get("version") == VERSION and data.get("encoding") == ENCODING else None
+            if isinstance(tokens, dict):
+                self.update({k: v for k, v in tokens.items()
+                             if isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0})
+        except (OSError, ValueError, AttributeError, TypeError):
             pass
         self.loaded = len(self)
 

@@ -142,8 +142,20 @@ def scan_workspace(
             _follow_rule_links(d, parts, idx)
         if progress is not None:
             progress(len(idx.dirs))
-    idx.sources.sort(key=lambda s: s.path.as_posix())
+    idx.sources = _dedupe(idx.sources)
     return idx
+
+
+def _dedupe(sources: list[Source]) -> list[Source]:
+    """One entry per real file (symlinked rule directories can reach a file twice); shortest path wins."""
+    best: dict[str, Source] = {}
+    for s in sorted(sources, key=lambda s: (len(s.path.parts), s.path.as_posix())):
+        try:
+            real = os.path.realpath(s.path)
+        except (OSError, ValueError):
+            real = str(s.path)
+        best.setdefault(real, s)
+    return sorted(best.values(), key=lambda s: s.path.as_posix())
 
 
 def _follow_rule_links(d: Path, parts: tuple[str, ...], idx: WorkspaceIndex) -> None:

@@ -137,6 +137,7 @@ class _Rule:
     """Directory the `paths:` globs are relative to."""
     globs: PathGlobs
     tier: str
+    frontmatter_error: str | None = None
 
 
 @dataclass
@@ -184,6 +185,9 @@ class ClaudeCodeLoader:
                  depth: int = 0, note: str | None = None) -> bool:
         """Load one instruction file (and, depth-first, its imports). Returns True when it loaded."""
         if not self.fs.is_file(path):
+            if os.path.lexists(path) and self._real(path) not in self.processed:  # symlink loop, FIFO, directory...
+                self.processed.add(self._real(path))
+                self._skip(path, self.fs.read(path).error or "not a regular file", trigger, kind)
             return False
         real = self._real(path)
         if real in self.processed:
@@ -291,11 +295,13 @@ class ClaudeCodeLoader:
         for p in sorted(found, key=lambda x: x.as_posix()):
             src = self.fs.read(p, self.settings.max_file_bytes)
             globs = PathGlobs((), True)
+            fm_error = None
             if src.ok:
                 prep = prepare(src.text or "")
                 data = prep.frontmatter.data or {}
+                fm_error = prep.frontmatter.error
                 globs = parse_paths(data.get("paths"), self.settings.paths_md_root_only)
-            rules.append(_Rule(p, base, globs, tier))
+            rules.append(_Rule(p, base, globs, tier, fm_error))
         return rules
 
     def _rule_matches(self, rule: _Rule, target: Path) -> bool:
@@ -305,9 +311,10 @@ class ClaudeCodeLoader:
         return rule.globs.matches(rel)
 
     def _add_rule(self, rule: _Rule, kind: str, trigger: str, lazy: bool) -> None:
-        note = None
-        if rule.globs.errors:
-            note = "; ".join(rule.globs.errors)
+        problems = list(rule.globs.errors)
+        if rule.frontmatter_error:
+            problems.append(f"{rule.frontmatter_error}; `paths:` ignored, so it loads in every session")
+        note = "; ".join(problems) or None
         self.add_file(rule.path, kind, rule.tier, trigger, lazy=lazy, note=note)
 
     # ------------------------------------------------------------------ startup

@@ -86,6 +86,7 @@ class TokenCounter:
         self.cache: MutableMapping[str, int] = cache if cache is not None else {}
         self.exact = exact
         self.misses = 0
+        self._exact_results: MutableMapping[str, int] | None = None
 
     @property
     def estimated(self) -> bool:
@@ -103,11 +104,15 @@ class TokenCounter:
         if not text:
             return 0
         key = content_key(text)
+        if self._exact_results is not None:  # counted exactly before the endpoint failed: keep those
+            got = self._exact_results.get(key)
+            if got is not None:
+                return got
         raw = self.cache.get(key)
         if raw is None:
             self.misses += 1
             raw = self._measure(text)
-            self.cache[key] = raw
+            self.cache[key] = raw  # after a fallback this is the separate estimate cache
         if self.exact is not None:
             return raw
         return round(raw * self.factor)
@@ -116,8 +121,12 @@ class TokenCounter:
         if self.exact is not None:
             try:
                 return int(self.exact(text))
-            except Exception:  # the endpoint failing must not break counting: fall back to the estimate
+            except Exception:
+                # The endpoint failing must not break counting: fall back to the estimate, and keep estimates
+                # out of the exact cache (which the caller may persist as exact counts).
                 self.exact = None
+                self._exact_results = self.cache
+                self.cache = {}
         return raw_count(text)
 
     def count_many(self, texts: Iterable[str]) -> list[int]:
