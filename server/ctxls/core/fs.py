@@ -33,11 +33,19 @@ class SourceText:
 
 @dataclass
 class FileSystem:
-    """Cached, fault-tolerant file access shared by discovery, the loader and the rules."""
+    """Cached, fault-tolerant file access shared by discovery, the loader and the rules.
+
+    The cache is a snapshot: directory listings, real paths and file contents are remembered until
+    `invalidate()` says something changed (the language server's watcher does; the CLI runs once).
+    ``memo`` holds derived results other modules cache against the same snapshot.
+    """
 
     max_bytes: int = 4 * 1024 * 1024
     overlays: dict[Path, str] = field(default_factory=dict)
     _cache: dict[Path, SourceText] = field(default_factory=dict)
+    _listings: dict[Path, dict[str, str]] = field(default_factory=dict)
+    _real: dict[Path, str] = field(default_factory=dict)
+    memo: dict = field(default_factory=dict)
     reads: int = 0
 
     def set_overlay(self, path: Path, text: str | None) -> None:
@@ -45,12 +53,52 @@ class FileSystem:
             self.overlays.pop(path, None)
         else:
             self.overlays[path] = text
+        self.memo.clear()
 
     def invalidate(self, path: Path | None = None) -> None:
+        """Forget what is cached about ``path`` (a file or directory), or everything."""
+        self.memo.clear()
+        self._real.clear()
         if path is None:
             self._cache.clear()
-        else:
-            self._cache.pop(path, None)
+            self._listings.clear()
+            return
+        self._cache.pop(path, None)
+        self._listings.pop(path, None)
+        self._listings.pop(path.parent, None)
+        if path.name in ("", ".claude"):
+            self._listings.pop(path, None)
+
+    def listing(self, d: Path) -> dict[str, str]:
+        """Names in directory ``d``: 'f' regular file, 'd' directory (symlinks followed), 'o' anything else."""
+        got = self._listings.get(d)
+        if got is not None:
+            return got
+        names: dict[str, str] = {}
+        try:
+            with os.scandir(d) as it:
+                for e in it:
+                    try:
+                        names[e.name] = "f" if e.is_file() else "d" if e.is_dir() else "o"
+                    except OSError:
+                        names[e.name] = "o"
+        except (OSError, ValueError):
+            pass
+        self._listings[d] = names
+        return names
+
+    def prime_listing(self, d: Path, names: dict[str, str]) -> None:
+        self._listings[d] = names
+
+    def realpath(self, path: Path) -> str:
+        got = self._real.get(path)
+        if got is None:
+            try:
+                got = os.path.realpath(path)
+            except (OSError, ValueError):
+                got = str(path)
+            self._real[path] = got
+        return got
 
     def stat(self, path: Path) -> os.stat_result | None:
         try:
@@ -58,21 +106,29 @@ class FileSystem:
         except (OSError, ValueError):
             return None
 
+    def exists(self, path: Path) -> bool:
+        if path.parent == path:
+            return True
+        return path.name in self.listing(path.parent)
+
     def is_file(self, path: Path) -> bool:
         if path in self.overlays:
             return True
-        st = self.stat(path)
-        return st is not None and _stat.S_ISREG(st.st_mode)
+        return self.listing(path.parent).get(path.name) == "f"
 
     def is_dir(self, path: Path) -> bool:
-        st = self.stat(path)
-        return st is not None and _stat.S_ISDIR(st.st_mode)
+        if path.parent == path:
+            return True
+        return self.listing(path.parent).get(path.name) == "d"
 
     def read(self, path: Path, max_bytes: int | None = None) -> SourceText:
         limit = self.max_bytes if max_bytes is None else max_bytes
         if path in self.overlays:
             text = self.overlays[path]
             return SourceText(path, text, size=len(text.encode("utf-8", "surrogatepass")))
+        cached = self._cache.get(path)
+        if cached is not None:
+            return cached
         try:
             st = os.stat(path)
         except FileNotFoundError:
@@ -83,9 +139,6 @@ class FileSystem:
             return SourceText(path, None, f"cannot stat: {exc.strerror or exc}")
         if not _stat.S_ISREG(st.st_mode):
             return SourceText(path, None, "not a regular file")
-        cached = self._cache.get(path)
-        if cached is not None and cached.mtime_ns == st.st_mtime_ns and cached.size == st.st_size:
-            return cached
         result = self._read_uncached(path, st, limit)
         self._cache[path] = result
         return result

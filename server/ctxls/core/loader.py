@@ -10,6 +10,7 @@ Nothing here raises on bad input: unreadable or odd files become `Skipped` entri
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 import re
@@ -20,8 +21,8 @@ from typing import Callable, Iterable, Sequence
 from . import model as M
 from .fs import FileSystem
 from .globs import PathGlobs, parse_paths
-from .markdown import Prepared, prepare
-from .model import Block, Session, SkillInfo, Skipped
+from .markdown import ImportRef, Prepared, prepare
+from .model import Block, Session, SkillInfo, SkillListing, Skipped
 from .settings import Settings
 from .skills import build_listing, command_files, parse_skill, render_listing, skill_dirs
 from .tokens import TokenCounter, factor_for
@@ -91,7 +92,7 @@ def _base36(n: int) -> str:
 def find_git_root(start: Path, fs: FileSystem) -> Path | None:
     d = start
     while True:
-        if fs.stat(d / ".git") is not None:
+        if ".git" in fs.listing(d):
             return d
         if d.parent == d:
             return None
@@ -123,11 +124,8 @@ def walk_dirs(start_dir: Path, settings: Settings) -> list[Path]:
 
 
 def is_within(path: Path, base: Path) -> bool:
-    try:
-        path.relative_to(base)
-        return True
-    except ValueError:
-        return False
+    p, b = str(path), str(base)
+    return p == b or p.startswith(b if b.endswith(os.sep) else b + os.sep)
 
 
 @dataclass
@@ -151,13 +149,12 @@ class ClaudeCodeLoader:
     skipped: list[Skipped] = field(default_factory=list)
     processed: set[str] = field(default_factory=set)
     skills: list[SkillInfo] = field(default_factory=list)
+    listing: SkillListing | None = None
+    _skills_shared: bool = False
 
     # ------------------------------------------------------------------ helpers
     def _real(self, path: Path) -> str:
-        try:
-            return os.path.realpath(path)
-        except (OSError, ValueError):
-            return str(path)
+        return self.fs.realpath(path)
 
     def _excluded(self, path: Path, tier: str) -> bool:
         if tier == "Managed" or not self.settings.claude_md_excludes:
@@ -202,12 +199,18 @@ class ClaudeCodeLoader:
         if got is None:
             return False
         prep, notes = got
-        if lazy:
-            text = f"<system-reminder>\nContents of {path}:\n\n{prep.content}\n</system-reminder>"
-        else:
-            text = f"Contents of {path} ({LABELS[tier]}):\n\n{prep.content}\n\n"
+        # The rendered text and its token count depend only on (file, tier, lazy): build them once per snapshot.
+        key = ("render", path, tier, lazy, prep.content)
+        rendered = self.fs.memo.get(key)
+        if rendered is None:
+            if lazy:
+                text = f"<system-reminder>\nContents of {path}:\n\n{prep.content}\n</system-reminder>"
+            else:
+                text = f"Contents of {path} ({LABELS[tier]}):\n\n{prep.content}\n\n"
+            rendered = self.fs.memo[key] = (text, self.counter.count(text))
+        text, tokens = rendered
         blk = Block(kind, trigger, text, source=path, tier=tier, lines=(prep.first_line, prep.last_line),
-                    startup=not lazy)
+                    startup=not lazy, tokens=tokens, estimated=self.counter.estimated)
         blk.notes.extend(notes)
         if prep.removed:
             blk.cut = "; ".join(prep.removed) + " stripped"
@@ -219,24 +222,39 @@ class ClaudeCodeLoader:
         self._imports(path, prep, tier, depth, lazy)
         return True
 
+    def _import_targets(self, parent: Path, prep: Prepared) -> list[tuple[ImportRef, Path, str | None]]:
+        """Each import of ``parent`` resolved, with the reason it can never load (None when it can)."""
+        key = ("imports", parent, prep.imports)
+        got = self.fs.memo.get(key)
+        if got is not None:
+            return got
+        out = []
+        for ref in prep.imports:
+            target = self._resolve(parent, ref.path)
+            suffix = target.suffix.lower()
+            problem = None
+            if suffix and suffix not in TEXT_EXTENSIONS and not target.name.startswith("."):
+                problem = f"@{ref.raw}: non-text extension {suffix}"
+            elif not self.fs.is_file(target):
+                reason = "not a regular file" if self.fs.exists(target) else "import target not found"
+                problem = f"{reason}: @{ref.raw} on line {ref.line}"
+            out.append((ref, target, problem))
+        self.fs.memo[key] = out
+        return out
+
     def _imports(self, parent: Path, prep: Prepared, tier: str, depth: int, lazy: bool) -> None:
         if not prep.imports:
             return
         trigger = f"import:{self._display(parent)}"
+        targets = self._import_targets(parent, prep)
         if depth + 1 > self.settings.import_max_hops:
-            for ref in prep.imports:
-                self._skip(self._resolve(parent, ref.path), f"import depth limit ({self.settings.import_max_hops} hops) "
+            for ref, target, _ in targets:
+                self._skip(target, f"import depth limit ({self.settings.import_max_hops} hops) "
                            f"reached: @{ref.raw} on line {ref.line} not loaded", trigger, M.IMPORT)
             return
-        for ref in prep.imports:
-            target = self._resolve(parent, ref.path)
-            suffix = target.suffix.lower()
-            if suffix and suffix not in TEXT_EXTENSIONS and not target.name.startswith("."):
-                self._skip(target, f"@{ref.raw}: non-text extension {suffix}", trigger, M.IMPORT)
-                continue
-            if not self.fs.is_file(target):
-                reason = "not a regular file" if self.fs.stat(target) is not None else "import target not found"
-                self._skip(target, f"{reason}: @{ref.raw} on line {ref.line}", trigger, M.IMPORT)
+        for ref, target, problem in targets:
+            if problem is not None:
+                self._skip(target, problem, trigger, M.IMPORT)
                 continue
             if self._real(target) in self.processed:
                 self._skip(target, f"already loaded (duplicate or cycle): @{ref.raw} on line {ref.line}",
@@ -268,6 +286,13 @@ class ClaudeCodeLoader:
         root = claude_dir / "rules"
         if not self.fs.is_dir(root):
             return []
+        key = ("rules", root, base, tier, self.settings.paths_md_root_only)
+        got = self.fs.memo.get(key)
+        if got is None:
+            got = self.fs.memo[key] = self._scan_rules(root, base, tier)
+        return got
+
+    def _scan_rules(self, root: Path, base: Path, tier: str) -> list[_Rule]:
         found: list[Path] = []
         seen: set[str] = set()
         stack = [root]
@@ -414,29 +439,37 @@ class ClaudeCodeLoader:
     # ------------------------------------------------------------------ skills
     def _collect_skills(self) -> None:
         s = self.settings
-        found: list[SkillInfo] = []
-        for p in skill_dirs(s.managed_dir / ".claude", self.fs):
-            found.append(parse_skill(p, "managed", self.fs, s))
-        for p in skill_dirs(s.claude_dir, self.fs):
-            found.append(parse_skill(p, "personal", self.fs, s))
+        found: list[tuple[Path, str]] = []
+        found += [(p, "managed") for p in skill_dirs(s.managed_dir / ".claude", self.fs)]
+        found += [(p, "personal") for p in skill_dirs(s.claude_dir, self.fs)]
         top = find_git_root(self.start_dir, self.fs) or self.root
+        bases = []
         d = self.start_dir
         while True:
-            for p in skill_dirs(d / ".claude", self.fs):
-                found.append(parse_skill(p, "project", self.fs, s))
+            bases.append(d)
             if d == top or d.parent == d or not is_within(self.start_dir, top):
                 break
             d = d.parent
-        for p in command_files(s.claude_dir, self.fs):
-            found.append(parse_skill(p, "command", self.fs, s))
-        d = self.start_dir
-        while True:
-            for p in command_files(d / ".claude", self.fs):
-                found.append(parse_skill(p, "command", self.fs, s))
-            if d == top or d.parent == d or not is_within(self.start_dir, top):
-                break
-            d = d.parent
-        self.skills = self._dedupe_skills(found)
+        for b in bases:
+            found += [(p, "project") for p in skill_dirs(b / ".claude", self.fs)]
+        found += [(p, "command") for p in command_files(s.claude_dir, self.fs)]
+        for b in bases:
+            found += [(p, "command") for p in command_files(b / ".claude", self.fs)]
+        # Sessions in sibling directories usually see the same skills: share the parsed listing.
+        key = ("skills", tuple(found), s.skill_budget, s.skill_desc_cap, s.paths_md_root_only,
+               tuple(sorted(s.skill_invocations.items())))
+        got = self.fs.memo.get(key)
+        if got is None:
+            skills = self._dedupe_skills(parse_skill(p, scope, self.fs, s) for p, scope in found)
+            got = self.fs.memo[key] = (skills, build_listing(skills, s))
+        self.skills, self.listing = got
+        self._skills_shared = True
+
+    def _own_skills(self) -> None:
+        """Copy the shared skill objects before a touch changes them."""
+        if self._skills_shared:
+            self.skills = [dataclasses.replace(x) for x in self.skills]
+            self._skills_shared = False
 
     def _dedupe_skills(self, found: Iterable[SkillInfo]) -> list[SkillInfo]:
         """Precedence: managed > personal > project (nearest first) > command; same real path loads once."""
@@ -460,8 +493,9 @@ class ClaudeCodeLoader:
         return out
 
     def _listing_block(self, trigger: str, entries: Sequence[SkillInfo]) -> None:
-        listing = build_listing(self.skills, self.settings)
-        self.listing = listing
+        if trigger != M.STARTUP:
+            self.listing = build_listing(self.skills, self.settings)
+        listing = self.listing
         shown = [e for e in entries if e.listed]
         text = render_listing(shown)
         if not text:
@@ -491,6 +525,7 @@ class ClaudeCodeLoader:
             return
         # Phase 2: directories strictly below the start dir down to the file's directory
         new_skills: list[SkillInfo] = []
+        self._own_skills()
         if inside:
             rel_parts = target.parent.relative_to(self.start_dir).parts
             d = self.start_dir
@@ -553,7 +588,7 @@ class ClaudeCodeLoader:
     def finish(self) -> None:
         total = 0
         for b in self.blocks:
-            if b.kind not in (M.SYSTEM_PROMPT, M.TOOL_SCHEMAS):
+            if b.kind not in (M.SYSTEM_PROMPT, M.TOOL_SCHEMAS) and not b.tokens:  # file blocks count when built
                 b.tokens = self.counter.count(b.text)
                 b.estimated = self.counter.estimated
             total += b.tokens
@@ -614,7 +649,7 @@ def _claude_code(start: Path, touched: list[Path], settings: Settings, root: Pat
     for t in touched:
         ld.touch(t)
     ld.finish()
-    return Session(start, root, ld.blocks, ld.skipped, getattr(ld, "listing", None), settings.window,
+    return Session(start, root, ld.blocks, ld.skipped, ld.listing, settings.window,
                    counter.method, touched)
 
 

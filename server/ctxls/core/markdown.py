@@ -17,6 +17,9 @@ from typing import Any
 
 import yaml
 
+# libyaml's C loader when PyYAML was built with it (same safe semantics, ~10x faster).
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 # Spec A4: `(?:^|\s)@((?:[^\s\\]|\\ )+)`
 _IMPORT_RE = re.compile(r"(?:^|(?<=\s))@((?:[^\s\\]|\\ )+)")
 _IMPORT_START_OK = re.compile(r"^(?:\./|~/|/.|[A-Za-z0-9._-])")
@@ -52,7 +55,7 @@ def split_frontmatter(text: str) -> tuple[Frontmatter, str]:
 
 def _parse_yaml(raw: str) -> tuple[dict[str, Any] | None, str | None]:
     try:
-        data = yaml.safe_load(raw) if raw.strip() else {}
+        data = yaml.load(raw, Loader=_YAML_LOADER) if raw.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at frontmatter line {mark.line + 1}" if mark is not None else ""
@@ -84,9 +87,57 @@ class Structure:
     """0-based body lines of closed block-level HTML comments."""
 
 
+_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+_INDENTED_AT_RE = re.compile(r"^(?: {4}|\t).*@", re.MULTILINE)
+
+
 def structure(body: str) -> Structure:
-    if "```" not in body and "~~~" not in body and "    " not in body and "\t" not in body and "<!--" not in body:
+    """Code and comment lines of a markdown body.
+
+    Most instruction files need no full parse: a line scanner finds fences and block comments exactly as
+    CommonMark does for top-level blocks.  Indented code blocks and blocks nested in lists are where the two
+    can differ, so the CommonMark lexer (markdown-it) runs whenever an indented line holds an `@`.
+    """
+    if "```" not in body and "~~~" not in body and "<!--" not in body and not _INDENTED_AT_RE.search(body):
         return Structure(frozenset(), frozenset())
+    if _INDENTED_AT_RE.search(body):
+        return _structure_commonmark(body)
+    return _structure_fast(body)
+
+
+def _structure_fast(body: str) -> Structure:
+    code: set[int] = set()
+    comments: set[int] = set()
+    lines = body.split("\n")
+    i, n = 0, len(lines)
+    while i < n:
+        line = lines[i]
+        m = _FENCE_RE.match(line)
+        if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
+            ch, size = m.group(1)[0], len(m.group(1))
+            j = i + 1
+            while j < n:
+                c = _FENCE_RE.match(lines[j])
+                if c and c.group(1)[0] == ch and len(c.group(1)) >= size and not c.group(2).strip():
+                    break
+                j += 1
+            code.update(range(i, min(j, n - 1) + 1))
+            i = j + 1
+            continue
+        stripped = line.lstrip(" ")
+        if len(line) - len(stripped) <= 3 and stripped.startswith("<!--"):
+            j = i
+            while j < n and "-->" not in lines[j][(line.index("<!--") + 4) if j == i else 0:]:
+                j += 1
+            if j < n:  # closed: the whole block is a comment; unclosed comments are kept
+                comments.update(range(i, j + 1))
+                i = j + 1
+                continue
+        i += 1
+    return Structure(frozenset(code), frozenset(comments))
+
+
+def _structure_commonmark(body: str) -> Structure:
     try:
         tokens = _md().parse(body)
     except Exception:  # markdown-it is robust, but a lexer bug must not take the loader down

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
@@ -32,26 +31,25 @@ def truthy(value: object) -> bool:
 
 def skill_dirs(claude_dir: Path, fs: FileSystem) -> list[Path]:
     """SKILL.md files of `<claude_dir>/skills/*/SKILL.md`, sorted by directory name."""
-    root = claude_dir / "skills"
-    try:
-        names = sorted(e.name for e in os.scandir(root) if e.is_dir())
-    except OSError:
-        return []
-    out = []
-    for name in names:
-        p = root / name / "SKILL.md"
-        if fs.is_file(p):
-            out.append(p)
+    key = ("skill_dirs", claude_dir)
+    got = fs.memo.get(key)
+    if got is not None:
+        return got
+    out: list[Path] = []
+    if fs.is_dir(claude_dir / "skills"):
+        root = claude_dir / "skills"
+        for name, kind in sorted(fs.listing(root).items()):
+            if kind == "d" and fs.is_file(root / name / "SKILL.md"):
+                out.append(root / name / "SKILL.md")
+    fs.memo[key] = out
     return out
 
 
 def command_files(claude_dir: Path, fs: FileSystem) -> list[Path]:
-    root = claude_dir / "commands"
-    try:
-        names = sorted(e.name for e in os.scandir(root) if e.name.endswith(".md"))
-    except OSError:
+    if not fs.is_dir(claude_dir / "commands"):
         return []
-    return [root / n for n in names if fs.is_file(root / n)]
+    root = claude_dir / "commands"
+    return [root / n for n, kind in sorted(fs.listing(root).items()) if kind == "f" and n.endswith(".md")]
 
 
 def parse_skill(path: Path, scope: str, fs: FileSystem, settings: Settings) -> SkillInfo:

@@ -1,0 +1,283 @@
+"""The rule engine: a workspace model that rules query, and `run_checks` that runs every selected rule.
+
+One crashing rule is caught, logged and skipped: it never takes the others down.  Results are plain
+`Finding`s; the CLI formats them and the language server converts them to diagnostics.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from . import discovery as D
+from .findings import SEVERITIES, SEVERITY_RANK, Finding
+from .fs import FileSystem
+from .loader import auto_memory_dir, load_session
+from .markdown import Prepared, prepare
+from .model import Session
+from .settings import Settings
+from .tokens import TokenCounter, factor_for
+
+log = logging.getLogger("ctxls.check")
+
+
+@dataclass(frozen=True)
+class CheckConfig:
+    """Options of the rule engine (`[check]` table of .ctxls.toml; defaults documented in docs/rules.md)."""
+
+    select: frozenset[str] = frozenset()
+    """Codes or prefixes to run (empty = all)."""
+    ignore: frozenset[str] = frozenset()
+    severity: Mapping[str, str] = field(default_factory=dict)
+    """Per-code severity overrides."""
+    fail_level: str = "warning"
+    file_budget_tokens: int = 2_000
+    """A single always-loaded instruction file above this is over budget."""
+    session_budget_tokens: int = 10_000
+    """Instruction tokens a directory may load at startup (fixed overhead excluded)."""
+    large_file_chars: int = 40_000
+    max_lines: int = 200
+    skill_max_lines: int = 500
+    skill_max_tokens: int = 5_000
+    duplicate_threshold: float = 0.8
+    """Jaccard similarity of word bigrams at or above which two instructions are near-duplicates."""
+    duplicate_min_words: int = 4
+    critical_depth_fraction: float = 0.5
+    """A MUST/NEVER line past this fraction of a long always-loaded file is buried."""
+    critical_min_lines: int = 60
+    section_min_tokens: int = 150
+    """A task-specific section smaller than this is not worth extracting."""
+
+    def enabled(self, code: str) -> bool:
+        if self.select and not any(code.startswith(s) for s in self.select):
+            return False
+        return not any(code.startswith(s) for s in self.ignore)
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> tuple["CheckConfig", list[str]]:
+        import dataclasses
+
+        errors: list[str] = []
+        changes: dict[str, Any] = {}
+        fields = {f.name for f in dataclasses.fields(cls)}
+        for raw, value in data.items():
+            key = raw.replace("-", "_")
+            if key not in fields:
+                errors.append(f"unknown [check] setting {raw!r}")
+                continue
+            if key in ("select", "ignore"):
+                if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                    errors.append(f"[check] {raw} must be a list of codes")
+                    continue
+                changes[key] = frozenset(v.strip().upper() for v in value)
+            elif key == "severity":
+                if not isinstance(value, dict) or not all(v in SEVERITIES for v in value.values()):
+                    errors.append(f"[check] severity must map codes to one of {', '.join(SEVERITIES)}")
+                    continue
+                changes[key] = {k.upper(): v for k, v in value.items()}
+            elif key == "fail_level":
+                if value not in SEVERITIES:
+                    errors.append(f"[check] fail_level must be one of {', '.join(SEVERITIES)}")
+                    continue
+                changes[key] = value
+            else:
+                default = getattr(cls(), key)
+                if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                    errors.append(f"[check] {raw} must be a non-negative number")
+                    continue
+                changes[key] = type(default)(value)
+        return cls(**changes), errors
+
+
+@dataclass
+class FileInfo:
+    path: Path
+    kind: str
+    text: str | None
+    error: str | None
+    mtime_ns: int = 0
+
+    @cached_property
+    def lines(self) -> list[str]:
+        return (self.text or "").split("\n")
+
+    @cached_property
+    def prepared(self) -> Prepared:
+        return prepare(self.text or "")
+
+
+class Workspace:
+    """Everything rules may ask about one workspace. Expensive answers are computed once and cached."""
+
+    def __init__(self, root: Path, settings: Settings | None = None, config: CheckConfig | None = None, *,
+                 fs: FileSystem | None = None, counter: TokenCounter | None = None,
+                 index: D.WorkspaceIndex | None = None) -> None:
+        self.root = Path(os.path.abspath(root))
+        self.settings = settings or Settings()
+        self.config = config or CheckConfig()
+        self.fs = fs or FileSystem(max_bytes=self.settings.max_file_bytes)
+        self.counter = counter or TokenCounter(factor_for(self.settings.model, self.settings.token_factor))
+        self._index = index
+        self._sessions: dict[Path, Session] = {}
+        self._files: dict[Path, FileInfo] = {}
+
+    # ---------------------------------------------------------------- inventory
+    @property
+    def index(self) -> D.WorkspaceIndex:
+        if self._index is None:
+            self._index = D.scan_workspace(self.root, self.settings)
+        return self._index
+
+    @cached_property
+    def memory_dir(self) -> Path:
+        return auto_memory_dir(self.root, self.settings, self.fs)
+
+    @cached_property
+    def memory_files(self) -> list[Path]:
+        try:
+            names = sorted(n for n in os.listdir(self.memory_dir) if n.endswith(".md"))
+        except OSError:
+            return []
+        return [self.memory_dir / n for n in names]
+
+    def file(self, path: Path, kind: str | None = None) -> FileInfo:
+        fi = self._files.get(path)
+        if fi is None:
+            src = self.fs.read(path, self.settings.max_file_bytes)
+            if kind is None:
+                kind = self.kind_of(path)
+            fi = FileInfo(path, kind, src.text, src.error, src.mtime_ns)
+            self._files[path] = fi
+        return fi
+
+    def kind_of(self, path: Path) -> str:
+        if path.parent == self.memory_dir:
+            return D.MEMORY_INDEX if path.name == "MEMORY.md" else D.MEMORY_TOPIC
+        try:
+            rel = path.relative_to(self.root).parts
+        except ValueError:
+            rel = path.parts
+        return D.classify(rel) or "other"
+
+    def files(self, *kinds: str) -> list[FileInfo]:
+        """Instruction sources of the given kinds (all when none), memory files included."""
+        out = [self.file(s.path, s.kind) for s in self.index.sources if not kinds or s.kind in kinds]
+        if not kinds or D.MEMORY_INDEX in kinds or D.MEMORY_TOPIC in kinds:
+            for p in self.memory_files:
+                k = D.MEMORY_INDEX if p.name == "MEMORY.md" else D.MEMORY_TOPIC
+                if not kinds or k in kinds:
+                    out.append(self.file(p, k))
+        return [f for f in out if f.text is not None]
+
+    def session(self, start: Path) -> Session:
+        s = self._sessions.get(start)
+        if s is None:
+            s = load_session(start, (), self.settings, root=self.root, fs=self.fs, counter=self.counter)
+            self._sessions[start] = s
+        return s
+
+    def sessions(self) -> list[Session]:
+        """The startup session of every directory of the workspace."""
+        return [self.session(d) for d in self.index.dirs]
+
+    @cached_property
+    def loads_in(self) -> dict[str, int]:
+        """Real path of each file -> bitmask of the directory sessions (index.dirs order) that load it."""
+        masks: dict[str, int] = {}
+        for i, s in enumerate(self.sessions()):
+            bit = 1 << i
+            for b in s.blocks:
+                if b.source is not None:
+                    k = os.path.realpath(b.source)
+                    masks[k] = masks.get(k, 0) | bit
+        return masks
+
+    def sessions_loading(self, path: Path) -> int:
+        return bin(self.loads_in.get(os.path.realpath(path), 0)).count("1")
+
+    def rel(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return str(path)
+
+    def exists(self, path: Path) -> bool:
+        return self.fs.stat(path) is not None
+
+
+@dataclass
+class CheckResult:
+    findings: list[Finding]
+    errors: list[str]
+    """Rules that crashed (caught), with the exception."""
+
+
+_SUPPRESS_RE = re.compile(r"<!--\s*ctxls-(ignore|ignore-file|disable)\b([^>]*)-->")
+
+
+def run_checks(ws: Workspace, paths: Iterable[Path] | None = None) -> CheckResult:
+    from .rules import load_all
+
+    registry = load_all()
+    findings: list[Finding] = []
+    errors: list[str] = []
+    for code, info in registry.items():
+        if not ws.config.enabled(code):
+            continue
+        try:
+            for f in info.func(ws):
+                f.severity = ws.config.severity.get(code, f.severity)
+                findings.append(f)
+        except Exception as exc:  # one broken rule never takes the others down
+            log.exception("rule %s crashed", code)
+            errors.append(f"{code} ({info.name}) crashed: {type(exc).__name__}: {exc}")
+    if paths is not None:
+        wanted = [Path(os.path.abspath(p)) for p in paths]
+        findings = [f for f in findings if any(f.path == w or _under(f.path, w) for w in wanted)]
+    findings = [f for f in findings if not suppressed(f, ws)]
+    seen: set[tuple] = set()
+    unique = []
+    for f in sorted(findings, key=lambda f: (str(f.path), f.span, f.code)):
+        if f.key() not in seen:
+            seen.add(f.key())
+            unique.append(f)
+    return CheckResult(unique, errors)
+
+
+def _under(path: Path, base: Path) -> bool:
+    try:
+        path.relative_to(base)
+        return True
+    except ValueError:
+        return False
+
+
+def suppressed(f: Finding, ws: Workspace) -> bool:
+    """`<!-- ctxls-ignore CTX201 -->` on the finding's line or the line above; `<!-- ctxls-ignore-file CTX201 -->`
+    anywhere in the file. Without codes, every rule is silenced."""
+    fi = ws.file(f.path)
+    if fi.text is None or "ctxls-" not in fi.text:
+        return False
+    lines = fi.lines
+    for m in _SUPPRESS_RE.finditer(fi.text):
+        kind, codes = m.group(1), m.group(2).replace(",", " ").split()
+        if codes and not any(f.code.startswith(c.upper()) for c in codes):
+            continue
+        if kind in ("ignore-file", "disable"):
+            return True
+        line = fi.text.count("\n", 0, m.start())
+        if line in (f.span.start_line, f.span.start_line - 1):
+            return True
+        del lines
+        lines = fi.lines
+    return False
+
+
+def at_or_above(findings: Iterable[Finding], level: str) -> list[Finding]:
+    rank = SEVERITY_RANK[level]
+    return [f for f in findings if SEVERITY_RANK.get(f.severity, 9) <= rank]

@@ -1,0 +1,72 @@
+"""Findings, fixes and edits: what rules return. Spans are 0-based code points; the LSP converts to UTF-16."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SEVERITIES = ("error", "warning", "info", "hint")
+SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+
+    @classmethod
+    def line(cls, line: int, text: str | None = None) -> "Span":
+        """The whole of 0-based ``line`` (``text`` = that line's text, for the end column)."""
+        return cls(line, 0, line, len(text) if text is not None else 0)
+
+    @classmethod
+    def lines(cls, first: int, last: int, last_text: str = "") -> "Span":
+        return cls(first, 0, last, len(last_text))
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace ``span`` of ``path`` by ``new_text``; with ``create``, write a new file (``span`` unused)."""
+
+    path: Path
+    span: Span | None
+    new_text: str
+    create: bool = False
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    edits: tuple[Edit, ...]
+    safe: bool = True
+    """Safe fixes are applied by `ctxls check --fix`; unsafe ones are offered as code actions only."""
+
+
+@dataclass(frozen=True)
+class Related:
+    path: Path
+    span: Span
+    message: str
+
+
+@dataclass
+class Finding:
+    code: str
+    severity: str
+    path: Path
+    span: Span
+    message: str
+    related: list[Related] = field(default_factory=list)
+    fixes: list[Fix] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def line(self) -> int:
+        """1-based line, as the CLI reports it."""
+        return self.span.start_line + 1
+
+    def key(self) -> tuple:
+        return (str(self.path), self.span, self.code, self.message)

@@ -1,0 +1,46 @@
+"""The rule registry. Each rule is a pure function `(ws: Workspace) -> Iterable[Finding]` registered with a
+stable code, a family, a default severity and its documentation (docs/rules.md is generated from here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from ..findings import Finding
+
+
+@dataclass(frozen=True)
+class RuleInfo:
+    code: str
+    name: str
+    family: str
+    severity: str
+    summary: str
+    """One line: what the rule finds."""
+    why: str
+    """Why it matters."""
+    example: str
+    """A short markdown example that triggers it."""
+    fix: str
+    """What to do (and what the automatic fix does, if any)."""
+    func: Callable[..., Iterable[Finding]]
+
+
+REGISTRY: dict[str, RuleInfo] = {}
+
+
+def rule(code: str, name: str, family: str, severity: str, *, summary: str, why: str, example: str, fix: str):
+    def deco(func):
+        if code in REGISTRY:
+            raise RuntimeError(f"duplicate rule code {code}")
+        REGISTRY[code] = RuleInfo(code, name, family, severity, summary, why, example, fix, func)
+        return func
+
+    return deco
+
+
+def load_all() -> dict[str, RuleInfo]:
+    """Import every family module so its rules register, and return the registry in code order."""
+    from . import budget, duplication, imports, placement, references, security, skills  # noqa: F401
+
+    return dict(sorted(REGISTRY.items()))
