@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from . import model as M
-from .discovery import AGENTS_MD, WorkspaceIndex, scan_workspace
+from .discovery import AGENTS_MD, CLAUDE_LOCAL_MD, CLAUDE_MD, RULE, WorkspaceIndex, scan_workspace
 from .fs import FileSystem
-from .loader import load_session
+from .loader import load_session, render_file
 from .markdown import prepare
 from .model import Session, display_path
 from .settings import Settings
@@ -92,24 +93,40 @@ def compute_budget(
     fs: FileSystem | None = None,
     counter: TokenCounter | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    reuse: bool = True,
 ) -> BudgetReport:
     settings = settings or Settings()
     fs = fs or FileSystem(max_bytes=settings.max_file_bytes)
     counter = counter or TokenCounter(factor_for(settings.model, settings.token_factor))
     index = scan_workspace(root, settings, (lambda n: progress("scan", n, 0)) if progress else None)
     root = index.root
+    _prefetch_tokens(index, settings, fs, counter)
     dirs: list[DirCost] = []
+    startup_blocks: list[list] = []
     root_session: Session | None = None
     total = len(index.dirs)
+    by_dir: dict[Path, DirCost] = {}
     for i, d in enumerate(index.dirs):
+        parent_cost = by_dir.get(d.parent) if reuse and d != root else None
+        if parent_cost is not None and _inert(d, fs):
+            # Nothing here changes what loads (no instruction files, no .claude/, no .git): the session
+            # costs exactly what the parent's does.
+            cost = DirCost(d, parent_cost.startup_tokens, parent_cost.instruction_tokens, parent_cost.files,
+                           parent_cost.top_source, parent_cost.top_tokens)
+            by_dir[d] = cost
+            dirs.append(cost)
+            continue
         s = load_session(d, (), settings, root=root, fs=fs, counter=counter)
         if d == root:
             root_session = s
         fixed = sum(b.tokens for b in s.blocks if b.kind in (M.SYSTEM_PROMPT, M.TOOL_SCHEMAS))
         file_blocks = [b for b in s.blocks if b.source is not None]
+        startup_blocks.append(file_blocks)
         top = max(file_blocks, key=lambda b: b.tokens, default=None)
-        dirs.append(DirCost(d, s.startup_tokens, s.startup_tokens - fixed, len(file_blocks),
-                            top.source if top else None, top.tokens if top else 0))
+        cost = DirCost(d, s.startup_tokens, s.startup_tokens - fixed, len(file_blocks),
+                       top.source if top else None, top.tokens if top else 0)
+        by_dir[d] = cost
+        dirs.append(cost)
         if progress is not None and (i % 25 == 0 or i == total - 1):
             progress("sessions", i + 1, total)
     if root_session is None:  # root unreadable: still answer for an empty session there
@@ -117,6 +134,12 @@ def compute_budget(
         dirs.append(DirCost(root, root_session.startup_tokens, 0, 0, None, 0))
     dirs.sort(key=lambda c: (-c.startup_tokens, c.dir.as_posix()))
 
+    # A file's cost is what it sends: the rendered block when some session loads it at startup (already
+    # counted), else its preprocessed content (rules with paths:, skills, commands).
+    as_sent: dict[Path, int] = {}
+    for blocks in startup_blocks:
+        for b in blocks:
+            as_sent.setdefault(b.source, b.tokens)
     files: list[FileCost] = []
     for src in index.sources:
         if src.kind == AGENTS_MD and settings.agents_md_mode == "claude-md":
@@ -125,7 +148,10 @@ def compute_budget(
         if not got.ok:
             continue
         text = got.text or ""
-        files.append(FileCost(src.path, src.kind, counter.count(prepare(text).content), text.count("\n") + 1))
+        tokens = as_sent.get(src.path)
+        if tokens is None:
+            tokens = counter.count(prepare(text).content)
+        files.append(FileCost(src.path, src.kind, tokens, text.count("\n") + 1))
     files.sort(key=lambda f: (-f.tokens, f.path.as_posix()))
 
     fixed = settings.system_prompt_tokens + settings.tool_schema_tokens
@@ -162,3 +188,34 @@ def suggest_policy(rep: BudgetReport) -> list[str]:
     else:
         lines.append(f"MEMORY.md stays under {s.memory_max_lines} lines; detail goes into topic files.")
     return lines
+
+
+def _prefetch_tokens(index: WorkspaceIndex, settings: Settings, fs: FileSystem, counter: TokenCounter) -> None:
+    """Count the startup renderings of every instruction file in one parallel batch before the per-directory
+    sessions ask for them one by one (a cold run spends most of its time tokenizing)."""
+    texts = []
+    for src in index.sources:
+        if src.kind not in (CLAUDE_MD, CLAUDE_LOCAL_MD, RULE, AGENTS_MD):
+            continue
+        got = fs.read(src.path, settings.max_file_bytes)
+        if not got.ok:
+            continue
+        content = prepare(got.text or "").content
+        if content:
+            texts.append(render_file(src.path, "Local" if src.kind == CLAUDE_LOCAL_MD else "Project", content, False))
+            for ref in prepare(got.text or "").imports:
+                target = Path(os.path.normpath(src.path.parent / ref.path))
+                t = fs.read(target, settings.max_file_bytes) if fs.is_file(target) else None
+                if t is not None and t.ok:
+                    c = prepare(t.text or "").content
+                    if c:
+                        texts.append(render_file(target, "Local" if src.kind == CLAUDE_LOCAL_MD else "Project", c, False))
+    counter.prefetch(texts)
+
+
+_RELEVANT = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".claude", ".git")
+
+
+def _inert(d: Path, fs: FileSystem) -> bool:
+    names = fs.listing(d)
+    return not any(n in names for n in _RELEVANT)

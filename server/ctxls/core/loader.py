@@ -64,6 +64,13 @@ TEXT_EXTENSIONS = frozenset(
 _SANITIZE_RE = re.compile(r"[^A-Za-z0-9]")
 
 
+def render_file(path: Path, tier: str, content: str, lazy: bool) -> str:
+    """A file's text as Claude Code sends it (spec A3)."""
+    if lazy:
+        return f"<system-reminder>\nContents of {path}:\n\n{content}\n</system-reminder>"
+    return f"Contents of {path} ({LABELS[tier]}):\n\n{content}\n\n"
+
+
 def sanitize_project_path(path: str) -> str:
     """Auto-memory directory name (spec A7): every char not [A-Za-z0-9] becomes '-'.
 
@@ -106,9 +113,46 @@ def auto_memory_dir(start_dir: Path, settings: Settings, fs: FileSystem) -> Path
     return settings.claude_dir / "projects" / sanitize_project_path(str(project)) / "memory"
 
 
-def walk_dirs(start_dir: Path, settings: Settings) -> list[Path]:
+@dataclass(frozen=True)
+class _DirProbe:
+    """Which instruction files exist in one directory (existing = any kind, so odd ones get reported)."""
+
+    dir: Path
+    claude_dir: Path
+    claude: Path | None
+    dot_claude: Path | None
+    local: Path | None
+    agents: Path | None
+    dot_agents: Path | None
+    rules: bool
+
+    @property
+    def empty(self) -> bool:
+        return not (self.claude or self.dot_claude or self.local or self.rules)
+
+    @classmethod
+    def of(cls, d: Path, fs: FileSystem) -> "_DirProbe":
+        names = fs.listing(d)
+        cd = d / ".claude"
+        dot = fs.listing(cd) if names.get(".claude") == "d" else {}
+        return cls(d, cd,
+                   d / "CLAUDE.md" if "CLAUDE.md" in names else None,
+                   cd / "CLAUDE.md" if "CLAUDE.md" in dot else None,
+                   d / "CLAUDE.local.md" if "CLAUDE.local.md" in names else None,
+                   d / "AGENTS.md" if "AGENTS.md" in names else None,
+                   cd / "AGENTS.md" if "AGENTS.md" in dot else None,
+                   dot.get("rules") == "d")
+
+
+def walk_dirs(start_dir: Path, settings: Settings, fs: FileSystem | None = None) -> list[Path]:
     """Directories of the upward walk, outermost first, ending at start_dir. The filesystem root itself is
     excluded (spec A1); a ceiling, when set and above start_dir, is the outermost directory."""
+    if fs is not None:  # share Path objects across sessions (their hashes are cached)
+        key = ("walk", start_dir, settings.ceiling)
+        got = fs.memo.get(key)
+        if got is None:
+            got = fs.memo[key] = walk_dirs(start_dir, settings)
+        return got
     dirs: list[Path] = []
     d = start_dir
     ceiling = settings.ceiling
@@ -178,11 +222,20 @@ class ClaudeCodeLoader:
         return prep, src.notes
 
     # ------------------------------------------------------------------ file blocks
-    def add_file(self, path: Path, kind: str, tier: str, trigger: str, *, lazy: bool = False,
+    def _probe(self, d: Path) -> "_DirProbe":
+        key = ("probe", d)
+        got = self.fs.memo.get(key)
+        if got is None:
+            got = self.fs.memo[key] = _DirProbe.of(d, self.fs)
+        return got
+
+    def add_file(self, path: Path | None, kind: str, tier: str, trigger: str, *, lazy: bool = False,
                  depth: int = 0, note: str | None = None) -> bool:
         """Load one instruction file (and, depth-first, its imports). Returns True when it loaded."""
+        if path is None:
+            return False
         if not self.fs.is_file(path):
-            if os.path.lexists(path) and self._real(path) not in self.processed:  # symlink loop, FIFO, directory...
+            if self.fs.exists(path) and self._real(path) not in self.processed:  # symlink loop, FIFO, directory...
                 self.processed.add(self._real(path))
                 self._skip(path, self.fs.read(path).error or "not a regular file", trigger, kind)
             return False
@@ -203,10 +256,7 @@ class ClaudeCodeLoader:
         key = ("render", path, tier, lazy, prep.content)
         rendered = self.fs.memo.get(key)
         if rendered is None:
-            if lazy:
-                text = f"<system-reminder>\nContents of {path}:\n\n{prep.content}\n</system-reminder>"
-            else:
-                text = f"Contents of {path} ({LABELS[tier]}):\n\n{prep.content}\n\n"
+            text = render_file(path, tier, prep.content, lazy)
             rendered = self.fs.memo[key] = (text, self.counter.count(text))
         text, tokens = rendered
         blk = Block(kind, trigger, text, source=path, tier=tier, lines=(prep.first_line, prep.last_line),
@@ -278,7 +328,11 @@ class ClaudeCodeLoader:
         return Path(os.path.normpath(p))
 
     def _display(self, path: Path) -> str:
-        return M.display_path(path, self.root) or str(path)
+        key = ("display", path, self.root)
+        got = self.fs.memo.get(key)
+        if got is None:
+            got = self.fs.memo[key] = M.display_path(path, self.root) or str(path)
+        return got
 
     # ------------------------------------------------------------------ rules
     def _rules_in(self, claude_dir: Path, base: Path, tier: str) -> list[_Rule]:
@@ -364,21 +418,24 @@ class ClaudeCodeLoader:
                 if r.globs.unconditional:
                     self._add_rule(r, M.RULE, M.STARTUP, False)
             # 3. Project + Local, root -> cwd
-            dirs = walk_dirs(self.start_dir, s)
+            probes = [self._probe(d) for d in walk_dirs(self.start_dir, s, self.fs)]
             agents_fallback = s.agents_md_mode == "claude-md-or-agents-md" and not any(
-                self.fs.is_file(d / n) for d in dirs for n in ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md")
-            )
+                p.claude or p.dot_claude or p.local for p in probes)
             agents_too = s.agents_md_mode == "claude-md-and-agents-md"
-            for d in dirs:
-                self.add_file(d / "CLAUDE.md", M.CLAUDE_MD, "Project", M.STARTUP)
-                self.add_file(d / ".claude" / "CLAUDE.md", M.CLAUDE_MD, "Project", M.STARTUP)
+            for p in probes:
+                if p.empty and not (agents_fallback or agents_too):
+                    continue
+                self.add_file(p.claude, M.CLAUDE_MD, "Project", M.STARTUP)
+                self.add_file(p.dot_claude, M.CLAUDE_MD, "Project", M.STARTUP)
                 if agents_fallback or agents_too:
-                    for name in ("AGENTS.md", ".claude/AGENTS.md"):
-                        self._add_agents(d / name, M.AGENTS_MD, M.STARTUP, False)
-                for r in self._rules_in(d / ".claude", d, "Project"):
-                    if r.globs.unconditional:
-                        self._add_rule(r, M.RULE, M.STARTUP, False)
-                self.add_file(d / "CLAUDE.local.md", M.CLAUDE_MD, "Local", M.STARTUP)
+                    for path in (p.agents, p.dot_agents):
+                        if path is not None:
+                            self._add_agents(path, M.AGENTS_MD, M.STARTUP, False)
+                if p.rules:
+                    for r in self._rules_in(p.claude_dir, p.dir, "Project"):
+                        if r.globs.unconditional:
+                            self._add_rule(r, M.RULE, M.STARTUP, False)
+                self.add_file(p.local, M.CLAUDE_MD, "Local", M.STARTUP)
         # 4. Auto memory
         mem = self._auto_memory()
         if mem is not None:
@@ -421,45 +478,58 @@ class ClaudeCodeLoader:
         if not src.ok:
             self._skip(path, src.error or "unreadable", M.STARTUP, M.AUTO_MEMORY)
             return None
-        text = src.text or ""
+        key = ("memory", path, src.text, s.memory_max_lines, s.memory_max_bytes)
+        got = self.fs.memo.get(key)
+        if got is None:
+            got = self.fs.memo[key] = self._render_memory(path, src.text or "")
+        if got is None:
+            self._skip(path, "empty or whitespace-only", M.STARTUP, M.AUTO_MEMORY)
+            return None
+        text, lines, cut, tokens = got
+        blk = Block(M.AUTO_MEMORY, M.STARTUP, text, source=path, tier="AutoMem", lines=lines, cut=cut,
+                    tokens=tokens, estimated=self.counter.estimated)
+        blk.notes.extend(src.notes)
+        return blk
+
+    def _render_memory(self, path: Path, text: str):
+        s = self.settings
         head, cut = cut_memory(text, s.memory_max_lines, s.memory_max_bytes)
         prep = prepare(head)
         if not prep.content:
-            self._skip(path, "empty or whitespace-only", M.STARTUP, M.AUTO_MEMORY)
             return None
         content = prep.content
         if cut is not None:
             total_lines = len(text.splitlines())
             content += MEMORY_WARNING.format(lines=total_lines, kb=len(text.encode()) / 1000)
-        blk = Block(M.AUTO_MEMORY, M.STARTUP, f"Contents of {path} ({LABELS['AutoMem']}):\n\n{content}\n\n",
-                    source=path, tier="AutoMem", lines=(prep.first_line, prep.last_line), cut=cut)
-        blk.notes.extend(src.notes)
-        return blk
+        rendered = f"Contents of {path} ({LABELS['AutoMem']}):\n\n{content}\n\n"
+        return rendered, (prep.first_line, prep.last_line), cut, self.counter.count(rendered)
 
     # ------------------------------------------------------------------ skills
     def _collect_skills(self) -> None:
         s = self.settings
-        found: list[tuple[Path, str]] = []
-        found += [(p, "managed") for p in skill_dirs(s.managed_dir / ".claude", self.fs)]
-        found += [(p, "personal") for p in skill_dirs(s.claude_dir, self.fs)]
         top = find_git_root(self.start_dir, self.fs) or self.root
         bases = []
         d = self.start_dir
         while True:
-            bases.append(d)
+            bases.append(self._probe(d).claude_dir)
             if d == top or d.parent == d or not is_within(self.start_dir, top):
                 break
             d = d.parent
-        for b in bases:
-            found += [(p, "project") for p in skill_dirs(b / ".claude", self.fs)]
-        found += [(p, "command") for p in command_files(s.claude_dir, self.fs)]
-        for b in bases:
-            found += [(p, "command") for p in command_files(b / ".claude", self.fs)]
-        # Sessions in sibling directories usually see the same skills: share the parsed listing.
-        key = ("skills", tuple(found), s.skill_budget, s.skill_desc_cap, s.paths_md_root_only,
-               tuple(sorted(s.skill_invocations.items())))
+        # Sessions in sibling directories usually see the same skills: share the parsed listing, keyed by the
+        # `.claude` directories that contribute (their contents are memoized per snapshot).
+        contributing = tuple(b for b in bases if skill_dirs(b, self.fs) or command_files(b, self.fs))
+        key = ("skills", contributing, s.managed_dir, s.claude_dir, s.skill_budget, s.skill_desc_cap,
+               s.paths_md_root_only, tuple(sorted(s.skill_invocations.items())))
         got = self.fs.memo.get(key)
         if got is None:
+            found: list[tuple[Path, str]] = []
+            found += [(p, "managed") for p in skill_dirs(s.managed_dir / ".claude", self.fs)]
+            found += [(p, "personal") for p in skill_dirs(s.claude_dir, self.fs)]
+            for b in contributing:
+                found += [(p, "project") for p in skill_dirs(b, self.fs)]
+            found += [(p, "command") for p in command_files(s.claude_dir, self.fs)]
+            for b in contributing:
+                found += [(p, "command") for p in command_files(b, self.fs)]
             skills = self._dedupe_skills(parse_skill(p, scope, self.fs, s) for p, scope in found)
             got = self.fs.memo[key] = (skills, build_listing(skills, s))
         self.skills, self.listing = got
@@ -555,8 +625,8 @@ class ClaudeCodeLoader:
                     if sk.listed:
                         new_skills.append(sk)
         # Phase 3: conditional rules of every directory root -> start dir
-        for d in walk_dirs(self.start_dir, s):
-            for r in self._rules_in(d / ".claude", d, "Project"):
+        for d in walk_dirs(self.start_dir, s, self.fs):
+            for r in self._rules_in(self._probe(d).claude_dir, d, "Project"):
                 if not r.globs.unconditional and self._rule_matches(r, target):
                     self._add_rule(r, M.PATH_RULE, trigger, True)
         # Path-scoped skills become listed when a matching file is touched

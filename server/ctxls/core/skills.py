@@ -46,10 +46,14 @@ def skill_dirs(claude_dir: Path, fs: FileSystem) -> list[Path]:
 
 
 def command_files(claude_dir: Path, fs: FileSystem) -> list[Path]:
-    if not fs.is_dir(claude_dir / "commands"):
-        return []
-    root = claude_dir / "commands"
-    return [root / n for n, kind in sorted(fs.listing(root).items()) if kind == "f" and n.endswith(".md")]
+    key = ("command_files", claude_dir)
+    got = fs.memo.get(key)
+    if got is None:
+        root = claude_dir / "commands"
+        got = [root / n for n, kind in sorted(fs.listing(root).items()) if kind == "f" and n.endswith(".md")] \
+            if fs.is_dir(root) else []
+        fs.memo[key] = got
+    return got
 
 
 def parse_skill(path: Path, scope: str, fs: FileSystem, settings: Settings) -> SkillInfo:
