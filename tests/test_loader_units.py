@@ -115,3 +115,23 @@ def test_window_changes_percent_not_tokens(tmp_path: Path) -> None:
     a = load_session(tmp_path, (), base)
     b = load_session(tmp_path, (), base.replace(window=1_000_000))
     assert a.total_tokens == b.total_tokens and a.window == 200_000 and b.window == 1_000_000
+
+
+def test_scan_skips_vendor_dirs_and_optionally_gitignored(tmp_path: Path) -> None:
+    from ctxls.core.discovery import scan_workspace
+
+    (tmp_path / "node_modules" / "pkg").mkdir(parents=True)
+    (tmp_path / "node_modules" / "pkg" / "CLAUDE.md").write_text("decoy\n")
+    (tmp_path / "gen" / "api").mkdir(parents=True)
+    (tmp_path / "gen" / "api" / "CLAUDE.md").write_text("generated\n")
+    (tmp_path / ".gitignore").write_text("gen/\n")
+    (tmp_path / "CLAUDE.md").write_text("root\n")
+    (tmp_path / ".claude" / "skills" / "s").mkdir(parents=True)
+    (tmp_path / ".claude" / "skills" / "s" / "SKILL.md").write_text("---\ndescription: x\n---\n")
+    plain = scan_workspace(tmp_path, Settings())
+    names = sorted(s.path.relative_to(tmp_path).as_posix() for s in plain.sources)
+    assert names == [".claude/skills/s/SKILL.md", "CLAUDE.md", "gen/api/CLAUDE.md"]
+    ignoring = scan_workspace(tmp_path, Settings(respect_gitignore=True))
+    assert sorted(s.path.relative_to(tmp_path).as_posix() for s in ignoring.sources) == [
+        ".claude/skills/s/SKILL.md", "CLAUDE.md"]
+    assert {s.kind for s in plain.sources} == {"skill", "claude_md"}
