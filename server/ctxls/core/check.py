@@ -174,6 +174,24 @@ class Workspace:
                     out.append(self.file(p, k))
         return [f for f in out if f.text is not None]
 
+    @cached_property
+    def all_files(self) -> list[Path]:
+        """Every file of the workspace (vendor and build directories skipped), for existence and name lookups."""
+        out: list[Path] = []
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = [d for d in dirnames if d not in D.SKIP_DIRS]
+            base = Path(dirpath)
+            out.extend(base / f for f in filenames)
+        return out
+
+    @cached_property
+    def files_by_name(self) -> dict[str, list[Path]]:
+        """Basename -> files of the workspace with that name (to suggest where a moved file went)."""
+        names: dict[str, list[Path]] = {}
+        for p in self.all_files:
+            names.setdefault(p.name, []).append(p)
+        return names
+
     def session(self, start: Path) -> Session:
         s = self._sessions.get(start)
         if s is None:

@@ -64,6 +64,17 @@ TEXT_EXTENSIONS = frozenset(
 _SANITIZE_RE = re.compile(r"[^A-Za-z0-9]")
 
 
+def resolve_import(parent: Path, ref: str, home: Path) -> Path:
+    """Target of `@ref` written in ``parent`` (spec A4): relative to the importing file, `~/`, or absolute."""
+    if ref.startswith("~/") or ref == "~":
+        p = home / ref[2:]
+    elif ref.startswith("/"):
+        p = Path(ref)
+    else:
+        p = parent.parent / ref
+    return Path(os.path.normpath(p))
+
+
 def render_file(path: Path, tier: str, content: str, lazy: bool) -> str:
     """A file's text as Claude Code sends it (spec A3)."""
     if lazy:
@@ -319,13 +330,7 @@ class ClaudeCodeLoader:
             self.add_file(target, M.IMPORT, tier, trigger, lazy=lazy, depth=depth + 1, note=note)
 
     def _resolve(self, parent: Path, ref: str) -> Path:
-        if ref.startswith("~/") or ref == "~":
-            p = self.settings.home / ref[2:]
-        elif ref.startswith("/"):
-            p = Path(ref)
-        else:
-            p = parent.parent / ref
-        return Path(os.path.normpath(p))
+        return resolve_import(parent, ref, self.settings.home)
 
     def _display(self, path: Path) -> str:
         key = ("display", path, self.root)

@@ -1,0 +1,217 @@
+"""Rules: `@imports` (CTX301-CTX306), spec A4."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import discovery as D
+from ..check import FileInfo, Workspace
+from ..findings import Edit, Finding, Fix, Related, Span
+from ..loader import TEXT_EXTENSIONS, is_within, resolve_import
+from ..markdown import ImportRef
+from . import rule
+
+IMPORTING_KINDS = (D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD, D.RULE, D.MEMORY_INDEX)
+
+
+def _span(fi: FileInfo, ref: ImportRef) -> Span:
+    line = ref.line - 1
+    return Span(line, ref.col, line, ref.col + 1 + len(ref.raw))
+
+
+def _targets(ws: Workspace, fi: FileInfo) -> list[tuple[ImportRef, Path]]:
+    return [(ref, resolve_import(fi.path, ref.path, ws.settings.home)) for ref in fi.prepared.imports]
+
+
+def _importers(ws: Workspace) -> list[FileInfo]:
+    """Files that can import: instruction sources plus every file they reach through imports."""
+    seen: dict[Path, FileInfo] = {}
+    stack = list(ws.files(*IMPORTING_KINDS))
+    while stack:
+        fi = stack.pop()
+        if fi.path in seen or fi.text is None:
+            continue
+        seen[fi.path] = fi
+        for _, target in _targets(ws, fi):
+            if target not in seen and ws.fs.is_file(target) and _is_text(target):
+                stack.append(ws.file(target))
+    return sorted(seen.values(), key=lambda f: str(f.path))
+
+
+def _is_text(p: Path) -> bool:
+    return not p.suffix or p.suffix.lower() in TEXT_EXTENSIONS
+
+
+@rule("CTX301", "import-missing", "imports", "error",
+      summary="An `@import` points at a file that does not exist, so nothing loads.",
+      why="Missing imports are skipped silently by the agent: the instructions you meant to include never reach "
+          "the model.",
+      example="`See @docs/architecture.md` after docs/ was renamed to design/.",
+      fix="Point the import at the file's new place. When exactly one file in the workspace has that name, the "
+          "quick fix rewrites the import to it.")
+def import_missing(ws: Workspace):
+    for fi in _importers(ws):
+        for ref, target in _targets(ws, fi):
+            if ws.fs.exists(target):
+                continue
+            fixes = []
+            candidates = [p for p in ws.files_by_name.get(target.name, []) if p != target]
+            if len(candidates) == 1:
+                new = Path(_relpath(candidates[0], fi.path.parent))
+                sp = _span(fi, ref)
+                fixes.append(Fix(f"Import @{new.as_posix()} instead",
+                                 (Edit(fi.path, sp, "@" + new.as_posix().replace(" ", "\\ ")),)))
+                hint = f"; did it move to {ws.rel(candidates[0])}?"
+            else:
+                hint = ""
+            yield Finding("CTX301", "error", fi.path, _span(fi, ref),
+                          f"@{ref.raw} does not exist, so it never loads{hint}", fixes=fixes)
+
+
+def _relpath(target: Path, base: Path) -> str:
+    import os
+
+    return os.path.relpath(target, base)
+
+
+@rule("CTX302", "import-cycle", "imports", "warning",
+      summary="Files import each other in a cycle.",
+      why="The agent drops the repeated file silently; the cycle usually means one of the imports is a mistake "
+          "and makes the load order hard to predict.",
+      example="a.md imports @b.md and b.md imports @a.md.",
+      fix="Remove the import that closes the cycle.")
+def import_cycle(ws: Workspace):
+    files = {fi.path: fi for fi in _importers(ws)}
+    graph = {p: [(ref, t) for ref, t in _targets(ws, fi) if t in files] for p, fi in files.items()}
+    reported: set[tuple[Path, int]] = set()
+    color: dict[Path, int] = {}
+
+    def visit(start: Path):
+        stack = [(start, iter(graph[start]))]
+        path = [start]
+        color[start] = 1
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                color[node] = 2
+                stack.pop()
+                path.pop()
+                continue
+            ref, t = nxt
+            if color.get(t) == 1:
+                key = (node, ref.line)
+                if key not in reported:
+                    reported.add(key)
+                    cyc = path[path.index(t):] + [t]
+                    yield node, ref, t, cyc
+            elif color.get(t) is None:
+                color[t] = 1
+                path.append(t)
+                stack.append((t, iter(graph[t])))
+
+    for p in sorted(graph):
+        if color.get(p) is None:
+            for node, ref, t, cyc in visit(p):
+                fi = files[node]
+                chain = " -> ".join(ws.rel(c) for c in cyc)
+                yield Finding("CTX302", "warning", node, _span(fi, ref),
+                              f"@{ref.raw} closes an import cycle ({chain}): remove one of the imports",
+                              related=[Related(t, Span(0, 0, 0, 0), "imported again here")])
+
+
+@rule("CTX303", "import-too-deep", "imports", "warning",
+      summary="An import chain is deeper than the agent follows (4 hops), so the last file never loads.",
+      why="Claude Code follows nested imports at most four hops from the file it loaded (five in docs before "
+          "2026-07-10); deeper imports are dropped silently.",
+      example="CLAUDE.md -> a.md -> b.md -> c.md -> d.md -> e.md: e.md never loads.",
+      fix="Import the deep file directly from a shallower one. Setting: `import_max_hops`.")
+def import_too_deep(ws: Workspace):
+    hops = ws.settings.import_max_hops
+    files = {fi.path: fi for fi in _importers(ws)}
+    roots = [fi for fi in ws.files(D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD, D.RULE)]
+    reported: set[tuple[Path, int]] = set()
+    for root in roots:
+        # breadth-first from each directly loaded file, tracking depth and the visited set like the loader
+        frontier = [(root.path, 0)]
+        seen = {root.path}
+        while frontier:
+            nxt = []
+            for p, depth in frontier:
+                fi = files.get(p)
+                if fi is None:
+                    continue
+                for ref, t in _targets(ws, fi):
+                    if t in seen or not ws.fs.is_file(t):
+                        continue
+                    seen.add(t)
+                    if depth + 1 > hops:
+                        if (p, ref.line) not in reported:
+                            reported.add((p, ref.line))
+                            yield Finding("CTX303", "warning", p, _span(fi, ref),
+                                          f"@{ref.raw} is hop {depth + 1} from {ws.rel(root.path)}; the agent "
+                                          f"follows {hops} hops, so it never loads: import it from a shallower "
+                                          f"file", related=[Related(root.path, Span(0, 0, 0, 0), "chain starts here")])
+                    else:
+                        nxt.append((t, depth + 1))
+            frontier = nxt
+
+
+@rule("CTX304", "import-in-code", "imports", "info",
+      summary="An `@path` sits inside code or an HTML comment, so it is not imported.",
+      why="Imports are not evaluated inside code spans, fenced or indented code blocks, or HTML comments. That is "
+          "right for examples, but often a sign that an intended import was wrapped in backticks.",
+      example="Read `@docs/style.md` before editing.",
+      fix="Remove the backticks if you meant an import; otherwise ignore this (or suppress it with "
+          "`<!-- ctxls-ignore CTX304 -->`).")
+def import_in_code(ws: Workspace):
+    for fi in _importers(ws):
+        for ref in fi.prepared.skipped_imports:
+            target = resolve_import(fi.path, ref.path.rstrip("`"), ws.settings.home)
+            if not ws.fs.exists(target):
+                continue  # an example, not a file: nothing to say
+            yield Finding("CTX304", "info", fi.path, _span(fi, ref),
+                          f"@{ref.raw.rstrip('`')} is inside code or a comment, so it is not imported: remove the "
+                          f"backticks if you meant an import")
+
+
+@rule("CTX305", "import-duplicate", "imports", "info",
+      summary="The same file is imported twice from one file.",
+      why="The second import is dropped by the agent; it is dead text that costs tokens.",
+      example="@docs/a.md near the top and again at the bottom.",
+      fix="Delete the second import (quick fix).")
+def import_duplicate(ws: Workspace):
+    for fi in _importers(ws):
+        first: dict[Path, ImportRef] = {}
+        for ref, t in _targets(ws, fi):
+            if t in first:
+                sp = _span(fi, ref)
+                line_text = fi.lines[sp.start_line]
+                fixes = []
+                if line_text.strip() == "@" + ref.raw:  # the import is alone on its line: delete the line
+                    fixes.append(Fix("Delete the duplicate import", (Edit(fi.path, Span(sp.start_line, 0,
+                                                                                        sp.start_line + 1, 0), ""),)))
+                yield Finding("CTX305", "info", fi.path, sp,
+                              f"@{ref.raw} was already imported on line {first[t].line}; this one is dropped: "
+                              f"delete it", fixes=fixes,
+                              related=[Related(fi.path, _span(fi, first[t]), "first import")])
+            else:
+                first[t] = ref
+
+
+@rule("CTX306", "import-outside-workspace", "imports", "info",
+      summary="A project file imports a file outside the start directory, which needs a one-time approval.",
+      why="Claude Code asks before loading imports that resolve outside the project; if the user declines once, "
+          "those imports stay disabled for the project and the file never loads.",
+      example="CLAUDE.md: @~/notes/team-conventions.md",
+      fix="Keep shared instructions inside the repository, or make sure every user approves the import.")
+def import_outside(ws: Workspace):
+    for fi in _importers(ws):
+        if not is_within(fi.path, ws.root):
+            continue
+        for ref, t in _targets(ws, fi):
+            if is_within(t, ws.root) or not ws.fs.exists(t):
+                continue
+            yield Finding("CTX306", "info", fi.path, _span(fi, ref),
+                          f"@{ref.raw} resolves outside the workspace ({t}): it loads only after each user "
+                          f"approves it once, and never if they decline")
