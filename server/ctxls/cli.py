@@ -42,6 +42,20 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("root", type=Path, nargs="?", default=Path("."))
     b.add_argument("--top", type=int, default=5, help="how many directories and files to list (default 5)")
     _common(b)
+    k = sub.add_parser("check", help="lint instruction, rule, skill and memory files")
+    k.add_argument("paths", type=Path, nargs="*", help="files or directories to report on (default: the workspace)")
+    k.add_argument("--fix", action="store_true", help="apply every safe fix, then report what remains")
+    k.add_argument("--select", default="", help="comma-separated codes or prefixes to run (e.g. CTX2,CTX301)")
+    k.add_argument("--ignore", default="", help="comma-separated codes or prefixes to skip")
+    k.add_argument("--fail-level", choices=("error", "warning", "info", "hint"),
+                   help="exit 1 when a finding is at or above this severity (default: warning)")
+    _common(k)
+    k.set_defaults(format="text")
+    for action in k._actions:
+        if action.dest == "format":
+            action.choices = ("text", "json", "sarif", "github")
+
+    sub.add_parser("rules", help="print the rule documentation (markdown, generated from the registry)")
     return ap
 
 
@@ -56,6 +70,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_context(args)
         if args.cmd == "budget":
             return cmd_budget(args)
+        if args.cmd == "check":
+            return cmd_check(args)
+        if args.cmd == "rules":
+            from .core.formats import rules_markdown
+
+            sys.stdout.write(rules_markdown())
+            return 0
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
@@ -177,6 +198,90 @@ def cmd_budget(args) -> int:
 
     print_budget(report, args.top)
     return 0
+
+
+def cmd_check(args) -> int:
+    import dataclasses
+
+    from .core.check import Workspace, at_or_above, run_checks
+    from .core.config import check_config_for, find_root
+    from .core.fixes import plan_fixes
+    from .core import formats
+
+    paths = [Path(os.path.abspath(p)) for p in args.paths]
+    for p, raw in zip(paths, args.paths):
+        if not p.exists():
+            print(f"ctxls: {raw}: no such file or directory", file=sys.stderr)
+            return 2
+    root = find_root(paths[0] if paths else Path.cwd())
+    try:
+        settings = _settings(args, root)
+        counter, cache = _counter(args, root, settings)
+    except _Usage as exc:
+        print(f"ctxls: {exc}", file=sys.stderr)
+        return 2
+    config, problems = check_config_for(root)
+    for p in problems:
+        print(f"ctxls: {p}", file=sys.stderr)
+    from .core.rules import load_all
+
+    known = load_all()
+    changes = {}
+    for opt in ("select", "ignore"):
+        codes = frozenset(c.strip().upper() for c in getattr(args, opt).split(",") if c.strip())
+        bad = [c for c in codes if not any(k.startswith(c) for k in known)]
+        if bad:
+            print(f"ctxls: --{opt}: unknown rule code(s) {', '.join(sorted(bad))}", file=sys.stderr)
+            return 2
+        if codes:
+            changes[opt] = codes
+    if args.fail_level:
+        changes["fail_level"] = args.fail_level
+    config = dataclasses.replace(config, **changes)
+
+    def run():
+        ws = Workspace(root, settings, config, counter=counter)
+        return run_checks(ws, paths or None)
+
+    result = run()
+    fixed = 0
+    if args.fix:
+        def read(p: Path):
+            try:
+                return p.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                return None
+
+        plan = plan_fixes(result.findings, read)
+        for path, text in plan.files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(path.name + ".ctxls-tmp")
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, path)
+        fixed = len(plan.applied)
+        if fixed:
+            result = run()
+    cache.save()
+    for e in result.errors:
+        print(f"ctxls: internal error, rule skipped: {e}", file=sys.stderr)
+    findings = result.findings
+    if args.format == "json":
+        json.dump(formats.findings_to_json(findings, root, result.errors, fixed), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif args.format == "sarif":
+        json.dump(formats.findings_to_sarif(findings, root), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif args.format == "github":
+        sys.stdout.write(formats.findings_to_github(findings, root))
+    else:
+        sys.stdout.write(formats.findings_to_text(findings, root))
+        counts = {}
+        for f in findings:
+            counts[f.severity] = counts.get(f.severity, 0) + 1
+        summary = ", ".join(f"{n} {sev}" for sev, n in sorted(counts.items())) or "no findings"
+        extra = f"; fixed {fixed}" if args.fix else ""
+        print(f"{summary}{extra}", file=sys.stderr)
+    return 1 if at_or_above(findings, config.fail_level) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -254,8 +254,8 @@ def run_checks(ws: Workspace, paths: Iterable[Path] | None = None) -> CheckResul
         except Exception as exc:  # one broken rule never takes the others down
             log.exception("rule %s crashed", code)
             errors.append(f"{code} ({info.name}) crashed: {type(exc).__name__}: {exc}")
-    if paths is not None:
-        wanted = [Path(os.path.abspath(p)) for p in paths]
+    wanted = [Path(os.path.abspath(p)) for p in paths or ()]
+    if wanted and ws.root not in wanted:  # the root itself means everything, memory outside it included
         findings = [f for f in findings if any(f.path == w or _under(f.path, w) for w in wanted)]
     findings = [f for f in findings if not suppressed(f, ws)]
     seen: set[tuple] = set()

@@ -58,3 +58,16 @@ def settings_for(root: Path, base: Settings | None = None) -> tuple[Settings, li
     settings, problems = Settings.from_mapping(flat, base)
     where = f"{source}: " if source else ""
     return settings, errors + [where + p for p in problems]
+
+
+def check_config_for(root: Path):
+    """The `[check]` table of the workspace config as a CheckConfig, with problems."""
+    from .check import CheckConfig
+
+    raw, errors, source = read_config(root)
+    table = raw.get("check", {})
+    if not isinstance(table, dict):
+        return CheckConfig(), [f"{source}: [check] must be a table"]
+    cfg, problems = CheckConfig.from_mapping(table)
+    where = f"{source}: " if source else ""
+    return cfg, [where + p for p in problems]

@@ -158,7 +158,8 @@ def memory_past_cutoff(ws: Workspace):
                   (Edit(fi.path, Span(start, 0, end, len(fi.lines[end])), link),
                    Edit(fi.path.parent / name, None, f"# Archived memory entries\n\n{tail}", create=True)))
         yield Finding("CTX105", "warning", fi.path, Span.line(first_hidden, fi.lines[first_hidden]),
-                      f"Lines {first_hidden + 1}-{total} never load ({cut}); move them into a topic file "
+                      f"Lines {first_hidden + 1}-{total} never load (the agent reads the first "
+                      f"{s.memory_max_lines} lines / {s.memory_max_bytes:,} bytes): move them into a topic file "
                       f"linked from the index", fixes=[fix], data={"hidden_lines": hidden})
 
 
