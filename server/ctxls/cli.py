@@ -239,9 +239,27 @@ def cmd_check(args) -> int:
         changes["fail_level"] = args.fail_level
     config = dataclasses.replace(config, **changes)
 
+    from .core import resultcache as RC
+    from .core.check import CheckResult
+
+    cache_key = RC.key_of(__version__, repr(settings), repr(config), sorted(known), [str(p) for p in paths])
+    results = RC.ResultCache(None if args.no_cache else root / ".ctxls" / "cache" / "check.json")
+    if results.path is not None:  # create it now: creating it after the scan would change the root's mtime
+        try:
+            results.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            results.path = None
+
     def run():
+        cached = results.get(cache_key)
+        if cached is not None:
+            return CheckResult(cached, [])
         ws = Workspace(root, settings, config, counter=counter)
-        return run_checks(ws, paths or None)
+        res = run_checks(ws, paths or None)
+        if not res.errors:
+            extra = [ws.memory_dir] + ws.walked_dirs
+            results.put(cache_key, RC.fingerprint(ws.fs, ws.index.dirs, extra), res.findings)
+        return res
 
     result = run()
     fixed = 0

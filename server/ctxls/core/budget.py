@@ -10,7 +10,7 @@ from typing import Callable
 from . import model as M
 from .discovery import AGENTS_MD, CLAUDE_LOCAL_MD, CLAUDE_MD, RULE, WorkspaceIndex, scan_workspace
 from .fs import FileSystem
-from .loader import load_session, render_file
+from .loader import is_inert_dir, load_session, render_file
 from .markdown import prepare
 from .model import Session, display_path
 from .settings import Settings
@@ -108,7 +108,7 @@ def compute_budget(
     by_dir: dict[Path, DirCost] = {}
     for i, d in enumerate(index.dirs):
         parent_cost = by_dir.get(d.parent) if reuse and d != root else None
-        if parent_cost is not None and _inert(d, fs):
+        if parent_cost is not None and is_inert_dir(d, fs):
             # Nothing here changes what loads (no instruction files, no .claude/, no .git): the session
             # costs exactly what the parent's does.
             cost = DirCost(d, parent_cost.startup_tokens, parent_cost.instruction_tokens, parent_cost.files,
@@ -212,10 +212,3 @@ def _prefetch_tokens(index: WorkspaceIndex, settings: Settings, fs: FileSystem, 
                         texts.append(render_file(target, "Local" if src.kind == CLAUDE_LOCAL_MD else "Project", c, False))
     counter.prefetch(texts)
 
-
-_RELEVANT = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".claude", ".git")
-
-
-def _inert(d: Path, fs: FileSystem) -> bool:
-    names = fs.listing(d)
-    return not any(n in names for n in _RELEVANT)

@@ -6,6 +6,7 @@ One crashing rule is caught, logged and skipped: it never takes the others down.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import re
@@ -17,7 +18,7 @@ from typing import Any, Iterable, Mapping
 from . import discovery as D
 from .findings import SEVERITIES, SEVERITY_RANK, Finding
 from .fs import FileSystem
-from .loader import auto_memory_dir, load_session
+from .loader import auto_memory_dir, is_inert_dir, load_session
 from .markdown import Prepared, prepare
 from .model import Session
 from .settings import Settings
@@ -125,6 +126,7 @@ class Workspace:
         self._index = index
         self._sessions: dict[Path, Session] = {}
         self._files: dict[Path, FileInfo] = {}
+        self.walked_dirs: list[Path] = []
 
     # ---------------------------------------------------------------- inventory
     @property
@@ -181,6 +183,7 @@ class Workspace:
         for dirpath, dirnames, filenames in os.walk(self.root):
             dirnames[:] = [d for d in dirnames if d not in D.SKIP_DIRS]
             base = Path(dirpath)
+            self.walked_dirs.append(base)
             out.extend(base / f for f in filenames)
         return out
 
@@ -200,8 +203,22 @@ class Workspace:
         return s
 
     def sessions(self) -> list[Session]:
-        """The startup session of every directory of the workspace."""
-        return [self.session(d) for d in self.index.dirs]
+        """The startup session of every directory of the workspace.
+
+        A directory with no instruction files, no `.claude/` and no `.git` loads exactly what its parent
+        loads, so it shares the parent's blocks (only `start_dir` differs)."""
+        out: list[Session] = []
+        by_dir: dict[Path, Session] = {}
+        for d in self.index.dirs:
+            parent = by_dir.get(d.parent) if d != self.root else None
+            if parent is not None and is_inert_dir(d, self.fs):
+                s = self._sessions.get(d) or dataclasses.replace(parent, start_dir=d)
+                self._sessions[d] = s
+            else:
+                s = self.session(d)
+            by_dir[d] = s
+            out.append(s)
+        return out
 
     @cached_property
     def loads_in(self) -> dict[str, int]:

@@ -178,6 +178,16 @@ def walk_dirs(start_dir: Path, settings: Settings, fs: FileSystem | None = None)
     return dirs
 
 
+_RELEVANT_NAMES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".claude", ".git")
+
+
+def is_inert_dir(d: Path, fs: FileSystem) -> bool:
+    """True when nothing in ``d`` changes what a session there loads compared with its parent directory
+    (no instruction files, no `.claude/`, no `.git`): its startup session costs exactly the parent's."""
+    names = fs.listing(d)
+    return not any(n in names for n in _RELEVANT_NAMES)
+
+
 def is_within(path: Path, base: Path) -> bool:
     p, b = str(path), str(base)
     return p == b or p.startswith(b if b.endswith(os.sep) else b + os.sep)

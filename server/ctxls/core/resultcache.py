@@ -1,0 +1,119 @@
+"""A persistent cache of `ctxls check` results, valid while nothing the analysis looked at has changed.
+
+The fingerprint is every file the analysis read (path, mtime, size) and every directory it listed or
+scanned (path, mtime: adding or removing a file changes it), plus the settings, the check configuration, the
+rule registry and the ctxls version.  Checking it costs one `stat` per entry; any difference means a full run.
+Stored as JSON (never pickle: the cache lives in the workspace, and a workspace may be untrusted).  Reading or
+writing never raises.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterable
+
+from .findings import Edit, Finding, Fix, Related, Span
+from .fs import FileSystem
+
+VERSION = 1
+
+
+def _stat_key(path: str) -> list[int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_mtime_ns, st.st_size]
+
+
+def fingerprint(fs: FileSystem, dirs: Iterable[Path], extra: Iterable[Path] = ()) -> dict[str, Any]:
+    files = {str(p): [src.mtime_ns, src.size] for p, src in fs._cache.items() if src.mtime_ns}
+    listed = {str(d): _mtime(d) for d in list(fs._listings) + list(dirs) + list(extra)}
+    return {"files": files, "dirs": listed}
+
+
+def _mtime(d: Path | str) -> int | None:
+    try:
+        return os.stat(d).st_mtime_ns
+    except OSError:
+        return None
+
+
+def still_valid(fp: dict[str, Any]) -> bool:
+    try:
+        for path, want in fp["files"].items():
+            if _stat_key(path) != want:
+                return False
+        for d, want in fp["dirs"].items():
+            if _mtime(d) != want:
+                return False
+    except (KeyError, TypeError, AttributeError):
+        return False
+    return True
+
+
+def key_of(*parts: Any) -> str:
+    return hashlib.blake2b(repr(parts).encode(), digest_size=16).hexdigest()
+
+
+def _span(s: Span | None) -> list[int] | None:
+    return None if s is None else [s.start_line, s.start_col, s.end_line, s.end_col]
+
+
+def _unspan(v) -> Span | None:
+    return None if v is None else Span(*map(int, v))
+
+
+def dump_finding(f: Finding) -> dict[str, Any]:
+    return {
+        "code": f.code, "severity": f.severity, "path": str(f.path), "span": _span(f.span), "message": f.message,
+        "related": [[str(r.path), _span(r.span), r.message] for r in f.related],
+        "fixes": [{"title": x.title, "safe": x.safe,
+                   "edits": [[str(e.path), _span(e.span), e.new_text, e.create] for e in x.edits]} for x in f.fixes],
+        "data": json.loads(json.dumps(f.data, default=str)),
+    }
+
+
+def load_finding(d: dict[str, Any]) -> Finding:
+    return Finding(
+        d["code"], d["severity"], Path(d["path"]), _unspan(d["span"]), d["message"],
+        [Related(Path(p), _unspan(s), m) for p, s, m in d["related"]],
+        [Fix(x["title"], tuple(Edit(Path(p), _unspan(s), t, bool(c)) for p, s, t, c in x["edits"]), bool(x["safe"]))
+         for x in d["fixes"]],
+        dict(d.get("data") or {}),
+    )
+
+
+class ResultCache:
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+
+    def get(self, key: str) -> list[Finding] | None:
+        if self.path is None:
+            return None
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if data.get("version") != VERSION or data.get("key") != key or not still_valid(data["fingerprint"]):
+                return None
+            return [load_finding(f) for f in data["findings"]]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+
+    def put(self, key: str, fp: dict[str, Any], findings: list[Finding]) -> bool:
+        if self.path is None:
+            return False
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            payload = {"version": VERSION, "key": key, "fingerprint": fp,
+                       "findings": [dump_finding(f) for f in findings]}
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".check.")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(payload, fh, separators=(",", ":"))
+            os.replace(tmp, self.path)
+            return True
+        except (OSError, TypeError, ValueError):
+            return False

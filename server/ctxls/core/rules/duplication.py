@@ -1,0 +1,3 @@
+"""Rules: duplication."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""Rules: placement."""
+
+from __future__ import annotations

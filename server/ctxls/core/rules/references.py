@@ -1,0 +1,3 @@
+"""Rules: references."""
+
+from __future__ import annotations

@@ -1,0 +1,3 @@
+"""Rules: security."""
+
+from __future__ import annotations

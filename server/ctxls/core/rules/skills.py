@@ -1,0 +1,3 @@
+"""Rules: skills."""
+
+from __future__ import annotations
