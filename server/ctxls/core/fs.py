@@ -49,25 +49,38 @@ class FileSystem:
     reads: int = 0
 
     def set_overlay(self, path: Path, text: str | None) -> None:
+        """An unsaved editor buffer (None: closed, back to the disk)."""
         if text is None:
             self.overlays.pop(path, None)
         else:
             self.overlays[path] = text
-        self.memo.clear()
+        self.changed(path)
+
+    def changed(self, path: Path, structural: bool = False) -> None:
+        """``path``'s content changed; ``structural`` when it was created or deleted (or is a directory).
+
+        Memo entries keyed by content stay valid; rule and skill sets parse file contents under `.claude/`,
+        so those go when such a file changes; a structural change drops every derived result."""
+        self._cache.pop(path, None)
+        if structural:
+            self._listings.pop(path, None)
+            self._listings.pop(path.parent, None)
+            self._real.clear()
+            self.memo.clear()
+            return
+        if ".claude" in path.parts:
+            for k in [k for k in self.memo if k[0] in ("rules", "skills")]:
+                del self.memo[k]
 
     def invalidate(self, path: Path | None = None) -> None:
-        """Forget what is cached about ``path`` (a file or directory), or everything."""
+        """Forget everything cached (``path`` None) or everything about ``path``."""
+        if path is not None:
+            self.changed(path, structural=True)
+            return
         self.memo.clear()
         self._real.clear()
-        if path is None:
-            self._cache.clear()
-            self._listings.clear()
-            return
-        self._cache.pop(path, None)
-        self._listings.pop(path, None)
-        self._listings.pop(path.parent, None)
-        if path.name in ("", ".claude"):
-            self._listings.pop(path, None)
+        self._cache.clear()
+        self._listings.clear()
 
     def listing(self, d: Path) -> dict[str, str]:
         """Names in directory ``d``: 'f' regular file, 'd' directory (symlinks followed), 'o' anything else."""
