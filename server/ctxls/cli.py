@@ -56,6 +56,10 @@ def build_parser() -> argparse.ArgumentParser:
             action.choices = ("text", "json", "sarif", "github")
 
     sub.add_parser("rules", help="print the rule documentation (markdown, generated from the registry)")
+
+    sv = sub.add_parser("serve", help="run the language server (stdio by default)")
+    sv.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
+    sv.add_argument("--home", type=Path, help="home directory holding .claude/ (default: your home)")
     return ap
 
 
@@ -72,6 +76,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_budget(args)
         if args.cmd == "check":
             return cmd_check(args)
+        if args.cmd == "serve":
+            from .lsp.server import main as serve
+
+            return serve(args.tcp, Path(os.path.abspath(args.home)) if args.home else None)
         if args.cmd == "rules":
             from .core.formats import rules_markdown
 

@@ -1,0 +1,155 @@
+"""A long-lived analysis of one workspace, for the language server: the same core, kept warm.
+
+The engine owns one `FileSystem` snapshot (with editor buffers as overlays), the token cache, the workspace
+index and the startup sessions computed so far.  Edits and file events invalidate only what depends on the
+changed file: sessions that loaded it, the rule/skill sets when a `.claude/` file changes, the index when a
+file appears or disappears.  Everything here is synchronous and pure apart from reading files; the LSP layer
+runs it off the event loop.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import discovery as D
+from .check import CheckConfig, Workspace, run_checks
+from .findings import Finding
+from .fs import FileSystem
+from .loader import load_session
+from .model import Session
+from .settings import Settings
+from .tokens import TokenCounter, factor_for
+
+
+@dataclass
+class FileLens:
+    tokens: int
+    startup_dirs: int
+    touch_dirs: int
+    kind: str
+
+
+class Engine:
+    def __init__(self, root: Path, settings: Settings | None = None, config: CheckConfig | None = None,
+                 token_cache: dict | None = None) -> None:
+        self.root = Path(os.path.abspath(root))
+        self.settings = settings or Settings()
+        self.config = config or CheckConfig()
+        self.fs = FileSystem(max_bytes=self.settings.max_file_bytes)
+        self.counter = TokenCounter(factor_for(self.settings.model, self.settings.token_factor),
+                                    token_cache if token_cache is not None else {})
+        self.lock = threading.RLock()
+        self._index: D.WorkspaceIndex | None = None
+        self._sessions: dict[Path, Session] = {}
+        self._workspace: Workspace | None = None
+        self.findings: dict[Path, list[Finding]] = {}
+        self.errors: list[str] = []
+        self.generation = 0
+
+    # ------------------------------------------------------------------ configuration
+    def reconfigure(self, settings: Settings, config: CheckConfig) -> None:
+        with self.lock:
+            self.settings, self.config = settings, config
+            self.counter.factor = factor_for(settings.model, settings.token_factor)
+            self.fs.invalidate()
+            self._index = None
+            self._sessions.clear()
+            self._workspace = None
+
+    # ------------------------------------------------------------------ changes
+    def set_buffer(self, path: Path, text: str | None) -> None:
+        with self.lock:
+            self.fs.set_overlay(path, text)
+            self._dirty(path, structural=False)
+
+    def file_changed(self, path: Path, structural: bool) -> None:
+        """A file event from the watcher or the client (created/deleted = structural)."""
+        with self.lock:
+            if path in self.fs.overlays and not structural:
+                return  # the editor's buffer is the truth for open files
+            self.fs.changed(path, structural)
+            self._dirty(path, structural)
+
+    def _dirty(self, path: Path, structural: bool) -> None:
+        self.generation += 1
+        self._workspace = None
+        if structural or ".claude" in path.parts or self._index is None:
+            if structural:
+                self._index = None
+            self._sessions.clear()
+            return
+        real = self.fs.realpath(path)
+        for d, s in list(self._sessions.items()):
+            if any(b.source is not None and (b.source == path or self.fs.realpath(b.source) == real)
+                   for b in s.blocks):
+                del self._sessions[d]
+            elif path.name in ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "MEMORY.md"):
+                # a file that did not load before (empty, unreadable) may load now
+                if str(d).startswith(str(path.parent)) or str(path.parent).startswith(str(d)):
+                    del self._sessions[d]
+
+    # ------------------------------------------------------------------ queries
+    @property
+    def index(self) -> D.WorkspaceIndex:
+        with self.lock:
+            if self._index is None:
+                self._index = D.scan_workspace(self.root, self.settings)
+                for d in self._index.dirs:
+                    self.fs.listing(d)
+            return self._index
+
+    def session(self, start: Path, touched: list[Path] | tuple = ()) -> Session:
+        with self.lock:
+            if not touched:
+                s = self._sessions.get(start)
+                if s is None:
+                    s = load_session(start, (), self.settings, root=self.root, fs=self.fs, counter=self.counter)
+                    self._sessions[start] = s
+                return s
+            return load_session(start, list(touched), self.settings, root=self.root, fs=self.fs,
+                                counter=self.counter)
+
+    def workspace(self) -> Workspace:
+        with self.lock:
+            if self._workspace is None:
+                ws = Workspace(self.root, self.settings, self.config, fs=self.fs, counter=self.counter,
+                               index=self.index)
+                ws._sessions = self._sessions  # share: rules fill it, hovers reuse it
+                self._workspace = ws
+            return self._workspace
+
+    def check(self) -> dict[Path, list[Finding]]:
+        """Run every rule; returns findings grouped by file."""
+        with self.lock:
+            ws = self.workspace()
+            res = run_checks(ws)
+            grouped: dict[Path, list[Finding]] = {}
+            for f in res.findings:
+                grouped.setdefault(f.path, []).append(f)
+            self.findings = grouped
+            self.errors = res.errors
+            return grouped
+
+    def lens(self, path: Path) -> FileLens | None:
+        """Tokens of an instruction file and in how many directories it loads at startup vs on touch."""
+        with self.lock:
+            ws = self.workspace()
+            fi = ws.file(path)
+            if fi.text is None:
+                return None
+            kind = ws.kind_of(path)
+            tokens = self.counter.count(fi.prepared.content)
+            startup = ws.sessions_loading(path)
+            touch = 0
+            if kind in (D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD):
+                # loads on touch in every directory above it (below the git root) where it is not loaded at startup
+                d = path.parent.parent if path.parent.name == ".claude" else path.parent
+                for s in ws.sessions():
+                    if s.start_dir != d and str(d).startswith(str(s.start_dir) + os.sep):
+                        touch += 1
+            elif kind == D.RULE:
+                touch = len(ws.index.dirs) - startup if startup < len(ws.index.dirs) else 0
+            return FileLens(tokens, startup, touch, kind)

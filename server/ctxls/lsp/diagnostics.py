@@ -1,0 +1,138 @@
+"""Diagnostics: push (publishDiagnostics) or pull (textDocument/diagnostic, workspace/diagnostic), chosen by
+the client's capabilities. Document changes are debounced; every check re-diagnoses the whole workspace, so
+cross-file findings (a duplicate in a child when the parent changes) follow, and only changed files are
+republished."""
+
+from __future__ import annotations
+
+import asyncio
+
+from lsprotocol import types as T
+from pygls.capabilities import get_capability
+
+from .convert import path_to_uri, to_diagnostic
+from .server import CtxlsServer
+
+IDENTIFIER = "ctxls"
+
+
+def pull_mode(ls: CtxlsServer) -> bool:
+    return get_capability(ls.client_capabilities, "text_document.diagnostic", None) is not None
+
+
+def register(server: CtxlsServer) -> None:
+    server._check_task = None
+    server._check_lock = asyncio.Lock()
+    server._checked_generation = -1
+
+    @server.feature(T.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: CtxlsServer, params: T.DidOpenTextDocumentParams) -> None:
+        path = ls.path_of(params.text_document.uri)
+        if path is None or ls.engine is None:
+            return
+        ls.engine.set_buffer(path, params.text_document.text)
+        schedule_check(ls)
+
+    @server.feature(T.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: CtxlsServer, params: T.DidChangeTextDocumentParams) -> None:
+        path = ls.path_of(params.text_document.uri)
+        if path is None or ls.engine is None:
+            return
+        doc = ls.workspace.get_text_document(params.text_document.uri)
+        ls.engine.set_buffer(path, doc.source)
+        schedule_check(ls)
+
+    @server.feature(T.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: CtxlsServer, params: T.DidSaveTextDocumentParams) -> None:
+        path = ls.path_of(params.text_document.uri)
+        if path is None or ls.engine is None:
+            return
+        ls.engine.file_changed(path, structural=False)
+        schedule_check(ls)
+
+    @server.feature(T.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: CtxlsServer, params: T.DidCloseTextDocumentParams) -> None:
+        path = ls.path_of(params.text_document.uri)
+        if path is None or ls.engine is None:
+            return
+        ls.engine.set_buffer(path, None)  # back to what is on disk
+        schedule_check(ls)
+
+    @server.feature(T.TEXT_DOCUMENT_DIAGNOSTIC,
+                    T.DiagnosticOptions(identifier=IDENTIFIER, inter_file_dependencies=True,
+                                        workspace_diagnostics=True))
+    async def document_diagnostic(ls: CtxlsServer, params: T.DocumentDiagnosticParams):
+        await ls.wait_ready()
+        await ensure_checked(ls)
+        path = ls.path_of(params.text_document.uri)
+        result_id = str(ls.engine.generation if ls.engine else 0)
+        if path is None or ls.engine is None:
+            return T.FullDocumentDiagnosticReport(items=[], result_id=result_id)
+        if params.previous_result_id == result_id:
+            return T.UnchangedDocumentDiagnosticReport(result_id=result_id)
+        items = [to_diagnostic(ls, f) for f in ls.engine.findings.get(path, [])]
+        return T.FullDocumentDiagnosticReport(items=items, result_id=result_id)
+
+    @server.feature(T.WORKSPACE_DIAGNOSTIC)
+    async def workspace_diagnostic(ls: CtxlsServer, params: T.WorkspaceDiagnosticParams):
+        await ls.wait_ready()
+        await ensure_checked(ls)
+        items = []
+        if ls.engine is not None:
+            rid = str(ls.engine.generation)
+            for path, findings in sorted(ls.engine.findings.items()):
+                items.append(T.WorkspaceFullDocumentDiagnosticReport(
+                    uri=path_to_uri(path), items=[to_diagnostic(ls, f) for f in findings], result_id=rid))
+        return T.WorkspaceDiagnosticReport(items=items)
+
+
+def schedule_check(ls: CtxlsServer, delay: float | None = None) -> None:
+    """Debounce: a burst of edits or file events becomes one check."""
+    if ls._check_task is not None and not ls._check_task.done():
+        ls._check_task.cancel()
+
+    async def later():
+        await asyncio.sleep(ls.debounce_s if delay is None else delay)
+        await run_check(ls)
+
+    ls._check_task = ls.run_task(later())
+
+
+async def ensure_checked(ls: CtxlsServer) -> None:
+    if ls.engine is not None and ls._checked_generation != ls.engine.generation:
+        await run_check(ls)
+
+
+async def run_check(ls: CtxlsServer) -> None:
+    if ls.engine is None:
+        return
+    async with ls._check_lock:
+        engine = ls.engine
+        gen = engine.generation
+        if ls._checked_generation == gen:
+            return
+        await asyncio.shield(ls.in_thread(engine.check))
+        ls._checked_generation = gen
+        for e in engine.errors:
+            ls.log(f"rule skipped after an internal error: {e}")
+        publish(ls)
+
+
+def publish(ls: CtxlsServer) -> None:
+    engine = ls.engine
+    if pull_mode(ls):
+        if get_capability(ls.client_capabilities, "workspace.diagnostics.refresh_support", False):
+            ls.workspace_diagnostic_refresh(None)
+        return
+    current: dict[str, list[T.Diagnostic]] = {}
+    for path, findings in engine.findings.items():
+        current[path_to_uri(path)] = [to_diagnostic(ls, f) for f in findings]
+    for uri in set(ls.published) | set(current):
+        new = current.get(uri, [])
+        if ls.published.get(uri) == new:
+            continue
+        ls.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=uri, diagnostics=new))
+        if new:
+            ls.published[uri] = new
+        else:
+            ls.published.pop(uri, None)

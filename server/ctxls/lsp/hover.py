@@ -1,0 +1,172 @@
+"""Hover: what a session started here loads, what reading this file appends; imports, paths and skills."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from lsprotocol import types as T
+
+from ..core import model as M
+from ..core.loader import is_within, resolve_import
+from ..core.markdown import prepare, split_frontmatter
+from ..core.model import Session
+from .convert import from_position
+from .server import CtxlsServer
+
+KIND = {
+    M.TOOL_SCHEMAS: "tool schemas", M.SYSTEM_PROMPT: "system prompt", M.CONTEXT_HEADER: "claudeMd header",
+    M.CONTEXT_FOOTER: "claudeMd footer", M.CLAUDE_MD: "CLAUDE.md", M.AGENTS_MD: "AGENTS.md", M.RULE: "rule",
+    M.IMPORT: "@import", M.AUTO_MEMORY: "auto memory", M.SKILL_LISTING: "skills listing", M.READ: "file read",
+    M.NESTED_CLAUDE_MD: "nested CLAUDE.md", M.NESTED_AGENTS_MD: "nested AGENTS.md", M.NESTED_RULE: "nested rule",
+    M.PATH_RULE: "path rule",
+}
+_BACKTICK = re.compile(r"`([^`\s]+)`")
+_LINK = re.compile(r"\]\(([^)\s#]+)(?:#[^)]*)?\)")
+
+
+def register(server: CtxlsServer) -> None:
+    @server.feature(T.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: CtxlsServer, params: T.HoverParams):
+        await ls.wait_ready()
+        path = ls.path_of(params.text_document.uri)
+        if path is None or ls.engine is None or ls.root is None:
+            return None
+        line, col = from_position(ls, path, params.position)
+        text = await ls.in_thread(hover_markdown, ls, path, line, col)
+        if not text:
+            return None
+        return T.Hover(contents=T.MarkupContent(kind=T.MarkupKind.Markdown, value=text))
+
+
+def hover_markdown(ls: CtxlsServer, path: Path, line: int, col: int) -> str | None:
+    engine = ls.engine
+    if not is_within(path, ls.root) and not is_within(path, engine.settings.claude_dir):
+        return None
+    lines = ls.lines_of(path)
+    cur = lines[line] if 0 <= line < len(lines) else ""
+    if path.suffix.lower() == ".md":
+        specific = _import_hover(ls, path, line, col) or _path_hover(ls, path, cur, col) or \
+            _skill_hover(ls, path, line)
+        if specific:
+            return specific
+    if path.is_dir():
+        start = path
+    else:
+        start = path.parent
+    if not is_within(start, ls.root):
+        return None
+    return session_markdown(ls, start, path)
+
+
+def _pct(n: int, w: int) -> str:
+    return f"{100 * n / w:.1f}%"
+
+
+def _row(s: Session, b: M.Block, i: int) -> str:
+    src = s.display_source(b.source) or ""
+    lines = f":{b.lines[0]}-{b.lines[1]}" if b.lines and b.kind != M.READ else ""
+    trig = b.trigger if len(b.trigger) < 40 else b.trigger[:37] + "..."
+    cut = " ✂" if b.cut and "stripped" not in b.cut else ""
+    return f"| {i} | {KIND.get(b.kind, b.kind)} | `{src}{lines}`{cut} | {trig} | {b.tokens:,} | {_pct(b.cumulative, s.window)} |"
+
+
+def session_markdown(ls: CtxlsServer, start: Path, touched: Path | None) -> str:
+    engine = ls.engine
+    s = engine.session(start)
+    rel = s.display_source(start) or "."
+    w = s.window
+    fixed = sum(b.tokens for b in s.blocks if b.kind in (M.SYSTEM_PROMPT, M.TOOL_SCHEMAS))
+    est = "~" if any(b.estimated for b in s.blocks) else ""
+    out = [f"**ctxls** · Claude Code started in `{rel}` loads **{est}{s.startup_tokens:,} tokens** before the "
+           f"first prompt ({_pct(s.startup_tokens, w)} of {w:,}); fixed overhead {fixed:,} (system prompt + tools).",
+           "", "| # | block | source | trigger | tokens | cum % |", "|---|---|---|---|---|---|"]
+    i = 0
+    for b in s.blocks:
+        if b.kind in (M.SYSTEM_PROMPT, M.TOOL_SCHEMAS, M.CONTEXT_HEADER, M.CONTEXT_FOOTER):
+            continue
+        i += 1
+        out.append(_row(s, b, i))
+    if i == 0:
+        out.append("| - | no instruction files load here | | | | |")
+    if touched is not None and touched.is_file() and is_within(touched, ls.root):
+        t = engine.session(ls.root, [touched])
+        added = [b for b in t.blocks if not b.startup]
+        extra = sum(b.tokens for b in added if b.kind != M.READ)
+        read = sum(b.tokens for b in added if b.kind == M.READ)
+        out += ["", f"**Reading `{t.display_source(touched)}`** in a session started at the workspace root adds "
+                    f"{read:,} tokens of file content"
+                + (f" and {extra:,} tokens of instructions:" if extra else " and no instructions.")]
+        for b in added:
+            if b.kind != M.READ:
+                out.append(f"- {KIND.get(b.kind, b.kind)} `{t.display_source(b.source) or ''}` ({b.tokens:,})")
+    if s.skipped:
+        out += ["", "Not loaded: " + "; ".join(f"`{s.display_source(k.source)}` ({k.reason})" for k in s.skipped[:5])]
+    out += ["", f"_Tokens: {s.token_method}._"]
+    return "\n".join(out)
+
+
+def _import_hover(ls: CtxlsServer, path: Path, line: int, col: int) -> str | None:
+    engine = ls.engine
+    prep = prepare(engine.fs.read(path).text or "")
+    for ref in prep.imports + prep.skipped_imports:
+        if ref.line - 1 == line and ref.col <= col <= ref.col + len(ref.raw):
+            target = resolve_import(path, ref.path, engine.settings.home)
+            if ref.in_code:
+                return f"`@{ref.raw}` is inside code or a comment: **not imported**."
+            got = engine.fs.read(target)
+            if not got.ok:
+                return f"`@{ref.raw}` → `{target}`: **{got.error}**, so nothing loads."
+            tokens = engine.counter.count(prepare(got.text or "").content)
+            return (f"`@{ref.raw}` → `{_rel(ls, target)}`: **{tokens:,} tokens** (estimate), loaded right after this "
+                    f"file in every session that loads it.")
+    return None
+
+
+def _rel(ls: CtxlsServer, p: Path) -> str:
+    try:
+        return p.relative_to(ls.root).as_posix()
+    except ValueError:
+        return str(p)
+
+
+def _path_hover(ls: CtxlsServer, path: Path, cur: str, col: int) -> str | None:
+    for rx in (_BACKTICK, _LINK):
+        for m in rx.finditer(cur):
+            if m.start(1) <= col <= m.end(1):
+                ref = m.group(1)
+                if "/" not in ref and "." not in ref:
+                    return None
+                if "://" in ref or ref.startswith("mailto:"):
+                    return None
+                for base in (path.parent, ls.root):
+                    cand = Path(os.path.normpath(base / ref))
+                    if ls.engine.fs.exists(cand) or cand.exists():
+                        return f"`{ref}` exists: `{_rel(ls, cand)}`."
+                return f"`{ref}` **does not exist** (relative to this file or the workspace root)."
+    return None
+
+
+def _skill_hover(ls: CtxlsServer, path: Path, line: int) -> str | None:
+    if path.name != "SKILL.md":
+        return None
+    src = ls.engine.fs.read(path)
+    fm, _ = split_frontmatter(src.text or "")
+    if not fm.present or line >= fm.end_line:
+        return None
+    listing = ls.engine.session(ls.root).skills
+    if listing is None:
+        return None
+    for sk in listing.skills:
+        if sk.source == path:
+            tokens = ls.engine.counter.count(sk.entry)
+            if not sk.listed:
+                state = f"**not in the listing**: {sk.hidden_reason}"
+            elif sk.description_dropped:
+                state = (f"**description dropped**: the listing needs {listing.full_chars:,} chars, budget "
+                         f"{listing.budget_chars:,}; the model sees only the name")
+            else:
+                state = f"listed with its description (listing {listing.full_chars:,} / {listing.budget_chars:,} chars)"
+            return f"Skill `{sk.name}`: listing entry {len(sk.entry):,} chars (~{tokens:,} tokens) · {state}."
+    return None

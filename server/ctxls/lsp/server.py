@@ -1,0 +1,161 @@
+"""The ctxls language server: state, lifecycle and the glue between features and the core engine.
+
+Each feature lives in its own module with a `register(server)` function; `create_server()` wires them in
+order.  CPU work (the engine) runs in a worker thread so the event loop keeps answering; the engine's own
+lock serialises it.  Logs go to stderr and `window/logMessage`, never stdout (stdout is the protocol stream).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+from lsprotocol import types as T
+from pygls.lsp.server import LanguageServer
+
+from .. import __version__
+from ..core.check import CheckConfig
+from ..core.engine import Engine
+from ..core.settings import Settings
+from .convert import uri_to_path
+
+log = logging.getLogger("ctxls.lsp")
+
+
+class CtxlsServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("ctxls", __version__, text_document_sync_kind=T.TextDocumentSyncKind.Incremental)
+        self.engine: Engine | None = None
+        self.root: Path | None = None
+        self.init_options: dict[str, Any] = {}
+        self.client_settings: dict[str, Any] = {}
+        self.tasks: set[asyncio.Task] = set()
+        self.debounce_s = 0.05
+        self.watcher = None
+        self.published: dict[str, list] = {}
+        self.diagnostic_versions: dict[str, int] = {}
+        self.home_override: Path | None = None
+        self._ready: asyncio.Event | None = None
+
+    # ------------------------------------------------------------------ readiness
+    @property
+    def ready_event(self) -> asyncio.Event:
+        if self._ready is None:
+            self._ready = asyncio.Event()
+        return self._ready
+
+    async def wait_ready(self, timeout: float = 30.0) -> bool:
+        """Requests that arrive while the initial scan runs wait for it instead of answering empty."""
+        if self.ready_event.is_set():
+            return True
+        try:
+            await asyncio.wait_for(self.ready_event.wait(), timeout)
+            return True
+        except asyncio.TimeoutError:
+            return False
+
+    # ------------------------------------------------------------------ helpers
+    def run_task(self, coro) -> asyncio.Task:
+        task = asyncio.ensure_future(coro)
+        self.tasks.add(task)
+
+        def done(t: asyncio.Task) -> None:
+            self.tasks.discard(t)
+            if not t.cancelled() and t.exception() is not None:
+                log.error("background task failed", exc_info=t.exception())
+
+        task.add_done_callback(done)
+        return task
+
+    async def in_thread(self, fn: Callable, *args):
+        return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+
+    def path_of(self, uri: str) -> Path | None:
+        p = uri_to_path(uri)
+        if p is None or self.root is None:
+            return None
+        return Path(os.path.abspath(p))
+
+    def lines_of(self, path: Path) -> list[str]:
+        """Current text of a file as lines (the editor buffer when open)."""
+        if self.engine is None:
+            return []
+        src = self.engine.fs.read(path)
+        return (src.text or "").split("\n")
+
+    def log(self, message: str, level: T.MessageType = T.MessageType.Log) -> None:
+        print(f"ctxls: {message}", file=__import__("sys").stderr, flush=True)
+        try:
+            self.window_log_message(T.LogMessageParams(type=level, message=message))
+        except Exception:
+            pass
+
+    def report_server_error(self, error: Exception, source) -> None:  # no popups for internal errors
+        log.error("internal error", exc_info=error)
+        self.log(f"internal error: {type(error).__name__}: {error}", T.MessageType.Error)
+
+    # ------------------------------------------------------------------ configuration
+    def build_settings(self, raw: dict[str, Any]) -> tuple[Settings, CheckConfig, list[str]]:
+        """Defaults < .ctxls.toml < initializationOptions < workspace/configuration (section `ctxls`)."""
+        from ..core.config import check_config_for, settings_for
+
+        assert self.root is not None
+        settings, problems = settings_for(self.root)
+        config, more = check_config_for(self.root)
+        problems += more
+        flat = {k: v for k, v in raw.items() if k != "check"}
+        if self.home_override is not None and "home" not in flat:
+            flat["home"] = str(self.home_override)
+        settings, errs = Settings.from_mapping(flat, settings)
+        problems += [f"ctxls settings: {e}" for e in errs]
+        check = raw.get("check")
+        if isinstance(check, dict):
+            import dataclasses
+
+            extra, errs = CheckConfig.from_mapping(check)
+            problems += [f"ctxls settings: {e}" for e in errs]
+            changed = {f.name: getattr(extra, f.name) for f in dataclasses.fields(extra)
+                       if f.name in {k.replace('-', '_') for k in check}}
+            config = dataclasses.replace(config, **changed)
+        elif check is not None:
+            problems.append("ctxls settings: `check` must be an object")
+        return settings, config, problems
+
+    def merged_options(self) -> dict[str, Any]:
+        out = dict(self.init_options)
+        out.update(self.client_settings)
+        return out
+
+    def apply_configuration(self) -> None:
+        settings, config, problems = self.build_settings(self.merged_options())
+        for p in problems:
+            self.window_show_message(T.ShowMessageParams(type=T.MessageType.Warning, message=p))
+            self.log(p, T.MessageType.Warning)
+        if self.engine is None:
+            self.engine = Engine(self.root, settings, config)
+        else:
+            self.engine.reconfigure(settings, config)
+
+
+def create_server() -> CtxlsServer:
+    from . import actions, diagnostics, hover, lenses, lifecycle, watcher
+
+    server = CtxlsServer()
+    for module in (lifecycle, diagnostics, hover, lenses, actions, watcher):
+        module.register(server)
+    return server
+
+
+def main(tcp: str | None = None, home: Path | None = None) -> int:
+    logging.basicConfig(level=os.environ.get("CTXLS_LOG", "WARNING"), format="ctxls %(levelname)s %(message)s")
+    server = create_server()
+    server.home_override = home
+    if tcp:
+        host, _, port = tcp.rpartition(":")
+        server.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        server.start_io()
+    return 0

@@ -1,0 +1,158 @@
+"""Watching the workspace and the auto-memory directory (which lives outside the workspace, so the editor
+cannot watch it): a watchdog observer plus the client's didChangeWatchedFiles, both feeding one coalescing
+queue.  A burst (a checkout touching 500 files) becomes one refresh; a change reported by both sources is
+processed once (it is keyed by path and the file's mtime/size)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from lsprotocol import types as T
+
+from ..core.discovery import SKIP_DIRS
+from .server import CtxlsServer
+
+QUIET_S = 0.1
+MAX_WAIT_S = 1.0
+FULL_REFRESH_AT = 200
+
+
+def _ignored(path: Path) -> bool:
+    return any(part in SKIP_DIRS for part in path.parts)
+
+
+def _stamp(path: Path):
+    try:
+        st = os.stat(path)
+        return (st.st_mtime_ns, st.st_size)
+    except OSError:
+        return None
+
+
+class Coalescer:
+    def __init__(self, ls: CtxlsServer, loop: asyncio.AbstractEventLoop) -> None:
+        self.ls = ls
+        self.loop = loop
+        self.pending: dict[Path, bool] = {}
+        self.seen: dict[Path, object] = {}
+        self.task: asyncio.Task | None = None
+        self.first_at: float | None = None
+        self.batches = 0
+
+    def add(self, path: Path, structural: bool) -> None:
+        """Thread-safe entry point."""
+        self.loop.call_soon_threadsafe(self._add, path, structural)
+
+    def _add(self, path: Path, structural: bool) -> None:
+        if _ignored(path):
+            return
+        self.pending[path] = self.pending.get(path, False) or structural
+        if self.first_at is None:
+            self.first_at = self.loop.time()
+        if self.task is None or self.task.done():
+            self.task = self.ls.run_task(self._flush_later())
+
+    async def _flush_later(self) -> None:
+        while True:
+            n = len(self.pending)
+            await asyncio.sleep(QUIET_S)
+            if len(self.pending) == n or self.loop.time() - (self.first_at or 0) > MAX_WAIT_S:
+                break
+        batch, self.pending, self.first_at = self.pending, {}, None
+        engine = self.ls.engine
+        if engine is None or not batch:
+            return
+        work = []
+        for path, structural in batch.items():
+            stamp = _stamp(path)
+            if not structural and stamp is not None and self.seen.get(path) == stamp:
+                continue  # already processed this exact version (reported by both sources)
+            self.seen[path] = stamp
+            work.append((path, structural or stamp is None))
+        if not work:
+            return
+        self.batches += 1
+        if len(work) >= FULL_REFRESH_AT:
+            engine.fs.invalidate()
+            engine.file_changed(self.ls.root, structural=True)
+        else:
+            for path, structural in work:
+                engine.file_changed(path, structural)
+        from .diagnostics import schedule_check
+
+        schedule_check(self.ls, delay=0)
+
+
+def register(server: CtxlsServer) -> None:
+    server.coalescer = None
+    server.client_watches = False
+
+    @server.feature(T.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(ls: CtxlsServer, params: T.DidChangeWatchedFilesParams) -> None:
+        if ls.coalescer is None:
+            return
+        for ev in params.changes:
+            path = ls.path_of(ev.uri)
+            if path is not None:
+                ls.coalescer._add(path, ev.type != T.FileChangeType.Changed)
+
+
+def start_watcher(ls: CtxlsServer) -> None:
+    loop = asyncio.get_running_loop()
+    ls.coalescer = Coalescer(ls, loop)
+    try:
+        from watchdog.events import FileSystemEventHandler
+        from watchdog.observers import Observer
+    except ImportError:  # pragma: no cover - watchdog is a dependency
+        ls.log("watchdog is not installed: only client file events are used", T.MessageType.Warning)
+        return
+
+    coalescer = ls.coalescer
+
+    class Handler(FileSystemEventHandler):
+        def on_any_event(self, event):
+            if event.event_type in ("opened", "closed", "closed_no_write"):
+                return
+            structural = event.event_type in ("created", "deleted", "moved") or event.is_directory
+            coalescer.add(Path(os.fsdecode(event.src_path)), structural)
+            dest = getattr(event, "dest_path", None)
+            if dest:
+                coalescer.add(Path(os.fsdecode(dest)), True)
+
+    observer = Observer()
+    watched = []
+    for d in {ls.root, memory_dir(ls)}:
+        if d is not None and d.is_dir():
+            try:
+                observer.schedule(Handler(), str(d), recursive=True)
+                watched.append(d)
+            except OSError as exc:
+                ls.log(f"cannot watch {d}: {exc}", T.MessageType.Warning)
+    observer.daemon = True
+    try:
+        observer.start()
+    except Exception as exc:
+        ls.log(f"file watcher failed to start: {exc}", T.MessageType.Warning)
+        return
+    ls.watcher = observer
+
+
+def memory_dir(ls: CtxlsServer) -> Path | None:
+    if ls.engine is None:
+        return None
+    from ..core.loader import auto_memory_dir
+
+    return auto_memory_dir(ls.root, ls.engine.settings, ls.engine.fs)
+
+
+def stop_watcher(ls: CtxlsServer) -> None:
+    obs = ls.watcher
+    ls.watcher = None
+    if obs is not None:
+        try:
+            obs.stop()
+            obs.join(timeout=2)
+        except Exception:
+            pass

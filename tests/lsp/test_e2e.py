@@ -1,0 +1,160 @@
+"""End to end: the real server over stdio (pytest-lsp), with VS Code (push) and Neovim (pull) capabilities."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as T
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+FIXTURE = Path(__file__).resolve().parent.parent.parent / "fixtures" / "lsp" / "workspace"
+
+
+@pytest.fixture()
+def workspace(tmp_path: Path) -> Path:
+    dst = tmp_path / "ws"
+    shutil.copytree(FIXTURE, dst, symlinks=True)
+    (dst / ".ctxls.toml").write_text('home = "../home"\nceiling = "."\nmanaged_dir = "../managed"\n'
+                                     'auto_memory_dir = "../home/mem"\ntoday = "2026-11-29"\n')
+    (tmp_path / "home" / "mem").mkdir(parents=True)
+    return dst
+
+
+@pytest_lsp.fixture(params=["visual-studio-code", "neovim"],
+                    config=ClientServerConfig(server_command=[sys.executable, "-m", "ctxls", "serve"]))
+async def client(request, lsp_client: LanguageClient, workspace: Path):
+    @lsp_client.feature(T.WORKSPACE_APPLY_EDIT)
+    def apply_edit(params: T.ApplyWorkspaceEditParams):
+        lsp_client.applied_edits.append(params.edit)
+        return T.ApplyWorkspaceEditResult(applied=True)
+
+    @lsp_client.feature(T.CLIENT_REGISTER_CAPABILITY)
+    def register_capability(params: T.RegistrationParams):
+        lsp_client.registrations = params.registrations
+        return None
+
+    lsp_client.applied_edits = []
+    lsp_client.profile = request.param
+    await lsp_client.initialize_session(T.InitializeParams(
+        capabilities=client_capabilities(request.param), root_uri=workspace.as_uri(),
+        workspace_folders=[T.WorkspaceFolder(uri=workspace.as_uri(), name="ws")]))
+    lsp_client.root = workspace
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def diagnostics_for(client: LanguageClient, path: Path, timeout: float = 10.0,
+                          until=lambda ds: True) -> list[T.Diagnostic]:
+    """Diagnostics of ``path`` through whichever model the client uses (push or pull)."""
+    uri = path.as_uri()
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        if client.profile == "neovim":
+            rep = await client.text_document_diagnostic_async(T.DocumentDiagnosticParams(
+                text_document=T.TextDocumentIdentifier(uri=uri)))
+            ds = list(rep.items) if getattr(rep, "kind", None) == "full" else []
+        else:
+            ds = list(client.diagnostics.get(uri, []))
+        if until(ds):
+            return ds
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out; last diagnostics for {path.name}: {ds}")
+        await asyncio.sleep(0.05)
+
+
+def codes(ds) -> list[str]:
+    return sorted(str(d.code) for d in ds)
+
+
+async def test_diagnostics_appear_and_clear(client: LanguageClient) -> None:
+    root = client.root
+    claude = root / "CLAUDE.md"
+    ds = await diagnostics_for(client, claude, until=lambda ds: "CTX301" in codes(ds))
+    d = next(d for d in ds if d.code == "CTX301")
+    assert d.source == "ctxls" and d.range.start.line == 2
+    text = claude.read_text()
+    client.text_document_did_open(T.DidOpenTextDocumentParams(T.TextDocumentItem(
+        uri=claude.as_uri(), language_id="markdown", version=1, text=text)))
+    fixed = text.replace("@docs/missing.md", "@docs/arch.md")
+    client.text_document_did_change(T.DidChangeTextDocumentParams(
+        text_document=T.VersionedTextDocumentIdentifier(uri=claude.as_uri(), version=2),
+        content_changes=[T.TextDocumentContentChangeWholeDocument(text=fixed)]))
+    await diagnostics_for(client, claude, until=lambda ds: "CTX301" not in codes(ds))
+
+
+async def test_hover_on_a_deep_source_file(client: LanguageClient) -> None:
+    root = client.root
+    src = root / "services" / "billing" / "tests" / "test_refund.py"
+    await diagnostics_for(client, root / "CLAUDE.md", until=lambda ds: True)
+    res = await client.text_document_hover_async(T.HoverParams(
+        text_document=T.TextDocumentIdentifier(uri=src.as_uri()), position=T.Position(0, 0)))
+    assert res is not None
+    md = res.contents.value
+    assert "services/billing/tests" in md
+    for expected in ("`CLAUDE.md:", "`services/billing/CLAUDE.md:", "`services/billing/tests/CLAUDE.md:"):
+        assert expected in md, md
+    assert "tokens" in md and "Reading `services/billing/tests/test_refund.py`" in md
+    assert "path rule `.claude/rules/tests.md`" in md
+
+
+async def test_code_lens_counts(client: LanguageClient) -> None:
+    root = client.root
+    lenses = await client.text_document_code_lens_async(T.CodeLensParams(
+        text_document=T.TextDocumentIdentifier(uri=(root / "CLAUDE.md").as_uri())))
+    assert len(lenses) == 1
+    title = lenses[0].command.title
+    # the root CLAUDE.md loads at startup in every directory of the workspace
+    import re
+
+    m = re.match(r"([\d,]+) tokens · startup in (\d+) dirs · on touch in (\d+)", title)
+    assert m, title
+    n_dirs = sum(1 for p in root.rglob("*") if p.is_dir() and ".ctxls" not in p.parts) + 1
+    assert int(m.group(2)) == n_dirs and int(m.group(3)) == 0
+    billing = await client.text_document_code_lens_async(T.CodeLensParams(
+        text_document=T.TextDocumentIdentifier(uri=(root / "services" / "billing" / "CLAUDE.md").as_uri())))
+    m = re.match(r"([\d,]+) tokens · startup in (\d+) dirs? · on touch in (\d+)", billing[0].command.title)
+    # billing/, billing/tests/, billing/src/ load it at startup; root and services/ load it on touch
+    assert m and int(m.group(2)) == 3 and int(m.group(3)) == 2, billing[0].command.title
+
+
+async def test_quick_fix_through_apply_edit(client: LanguageClient) -> None:
+    root = client.root
+    claude = root / "CLAUDE.md"
+    ds = await diagnostics_for(client, claude, until=lambda ds: "CTX305" in codes(ds))
+    dup = next(d for d in ds if d.code == "CTX305")
+    actions = await client.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=claude.as_uri()), range=dup.range,
+        context=T.CodeActionContext(diagnostics=[dup], only=[T.CodeActionKind.QuickFix])))
+    fix = next(a for a in actions if "CTX305" in a.title)
+    (change,) = fix.edit.document_changes
+    (te,) = change.edits
+    lines = claude.read_text().split("\n")
+    assert lines[te.range.start.line] == "@docs/arch.md" and te.new_text == ""
+    # the same fix through the server: ctxls.applyFix sends workspace/applyEdit to the client
+    res = await client.workspace_execute_command_async(T.ExecuteCommandParams(
+        command="ctxls.applyFix", arguments=[claude.as_uri(), "CTX305", dup.range.start.line, 0]))
+    assert res["applied"] is True
+    (sent,) = client.applied_edits
+    (change,) = sent.document_changes
+    (te2,) = change.edits
+    assert change.text_document.uri == claude.as_uri() and te2.range == te.range and te2.new_text == ""
+    # apply it like an editor would, save, and the finding goes away
+    new_lines = lines[:te.range.start.line] + lines[te.range.end.line:]
+    claude.write_text("\n".join(new_lines))
+    await diagnostics_for(client, claude, until=lambda ds: "CTX305" not in codes(ds))
+
+
+async def test_file_created_and_deleted_on_disk(client: LanguageClient) -> None:
+    root = client.root
+    sub = root / "services" / "api"
+    await diagnostics_for(client, root / "CLAUDE.md")
+    new = sub / "CLAUDE.md"
+    new.write_text("# API\n@nope.md\n")
+    await diagnostics_for(client, new, until=lambda ds: "CTX301" in codes(ds))
+    new.unlink()
+    await diagnostics_for(client, new, until=lambda ds: ds == [])
