@@ -234,6 +234,19 @@ def cmd_check(args) -> int:
     from .core.rules import load_all
 
     known = load_all()
+
+    def matches(c: str) -> bool:
+        return any(k.startswith(c) for k in known)
+
+    for opt in ("select", "ignore"):
+        bad = sorted(c for c in getattr(config, opt) if not matches(c))
+        if bad:
+            print(f"ctxls: [check] {opt}: unknown rule code(s) {', '.join(bad)}; ignored", file=sys.stderr)
+            config = dataclasses.replace(config, **{opt: frozenset(c for c in getattr(config, opt) if matches(c))})
+    bad = sorted(c for c in config.severity if c not in known)
+    if bad:
+        print(f"ctxls: [check] severity: unknown rule code(s) {', '.join(bad)}; ignored", file=sys.stderr)
+        config = dataclasses.replace(config, severity={k: v for k, v in config.severity.items() if k in known})
     changes = {}
     for opt in ("select", "ignore"):
         codes = frozenset(c.strip().upper() for c in getattr(args, opt).split(",") if c.strip())

@@ -25,7 +25,17 @@ def workspace(tmp_path: Path) -> Path:
     return dst
 
 
-@pytest_lsp.fixture(params=["visual-studio-code", "neovim"],
+def capabilities(profile: str) -> T.ClientCapabilities:
+    """pytest-lsp's snapshots; "neovim-pull" adds workspace/diagnostic/refresh support (as current VS Code
+    declares), the condition for the server to use the pull model."""
+    if profile == "neovim-pull":
+        caps = client_capabilities("neovim")
+        caps.workspace.diagnostics = T.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
+        return caps
+    return client_capabilities(profile)
+
+
+@pytest_lsp.fixture(params=["visual-studio-code", "neovim", "neovim-pull"],
                     config=ClientServerConfig(server_command=[sys.executable, "-m", "ctxls", "serve"]))
 async def client(request, lsp_client: LanguageClient, workspace: Path):
     @lsp_client.feature(T.WORKSPACE_APPLY_EDIT)
@@ -40,9 +50,11 @@ async def client(request, lsp_client: LanguageClient, workspace: Path):
 
     lsp_client.applied_edits = []
     lsp_client.profile = request.param
-    await lsp_client.initialize_session(T.InitializeParams(
-        capabilities=client_capabilities(request.param), root_uri=workspace.as_uri(),
+    result = await lsp_client.initialize_session(T.InitializeParams(
+        capabilities=capabilities(request.param), root_uri=workspace.as_uri(),
         workspace_folders=[T.WorkspaceFolder(uri=workspace.as_uri(), name="ws")]))
+    # pull is offered only to clients that can also be asked to pull again
+    assert (result.capabilities.diagnostic_provider is not None) == (request.param == "neovim-pull")
     lsp_client.root = workspace
     yield
     await lsp_client.shutdown_session()
@@ -54,7 +66,7 @@ async def diagnostics_for(client: LanguageClient, path: Path, timeout: float = 1
     uri = path.as_uri()
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
-        if client.profile == "neovim":
+        if client.profile == "neovim-pull":
             rep = await client.text_document_diagnostic_async(T.DocumentDiagnosticParams(
                 text_document=T.TextDocumentIdentifier(uri=uri)))
             ds = list(rep.items) if getattr(rep, "kind", None) == "full" else []
@@ -158,3 +170,48 @@ async def test_file_created_and_deleted_on_disk(client: LanguageClient) -> None:
     await diagnostics_for(client, new, until=lambda ds: "CTX301" in codes(ds))
     new.unlink()
     await diagnostics_for(client, new, until=lambda ds: ds == [])
+
+
+async def test_report_commands_open_markdown(client: LanguageClient) -> None:
+    root = client.root
+    await diagnostics_for(client, root / "CLAUDE.md")
+    actions = await client.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=(root / "CLAUDE.md").as_uri()),
+        range=T.Range(T.Position(0, 0), T.Position(0, 0)),
+        context=T.CodeActionContext(diagnostics=[], only=[T.CodeActionKind.Source])))
+    assert {"ctxls: Show context for this directory", "ctxls: Show budget report"} <= {a.title for a in actions}
+    res = await client.workspace_execute_command_async(T.ExecuteCommandParams(command="ctxls.budgetReport"))
+    report = root / ".ctxls" / "reports" / "budget.md"
+    assert res["uri"] == report.as_uri() and "Context budget" in report.read_text()
+    assert any(d.uri == report.as_uri() for d in client.shown_documents)
+    src = root / "services" / "billing" / "src" / "refunds.py"
+    res = await client.workspace_execute_command_async(T.ExecuteCommandParams(
+        command="ctxls.contextReport", arguments=[src.as_uri()]))
+    assert "services/billing/CLAUDE.md" in (root / ".ctxls" / "reports" / "context.md").read_text()
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "ctxls", "serve"]))
+async def configured(lsp_client: LanguageClient, workspace: Path):
+    lsp_client.set_configuration({"window": 1000000, "check": {"ignore": ["CTX305"]}}, section="ctxls")
+
+    @lsp_client.feature(T.CLIENT_REGISTER_CAPABILITY)
+    def register_capability(params):
+        return None
+
+    lsp_client.profile = "neovim-pull"
+    await lsp_client.initialize_session(T.InitializeParams(
+        capabilities=capabilities("neovim-pull"), root_uri=workspace.as_uri(),
+        initialization_options={"window": 500000}))
+    lsp_client.root = workspace
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def test_workspace_configuration_wins_over_init_options(configured: LanguageClient) -> None:
+    root = configured.root
+    ds = await diagnostics_for(configured, root / "CLAUDE.md", until=lambda ds: "CTX301" in codes(ds))
+    assert "CTX305" not in codes(ds)
+    res = await configured.text_document_hover_async(T.HoverParams(
+        text_document=T.TextDocumentIdentifier(uri=(root / "web" / "components" / "Button.tsx").as_uri()),
+        position=T.Position(0, 0)))
+    assert "of 1,000,000" in res.contents.value

@@ -252,7 +252,7 @@ class CheckResult:
     """Rules that crashed (caught), with the exception."""
 
 
-_SUPPRESS_RE = re.compile(r"<!--\s*ctxls-(ignore|ignore-file|disable)\b([^>]*)-->")
+_SUPPRESS_RE = re.compile(r"<!--\s*ctxls-(ignore-file|ignore|disable)(?![\w-])([^>]*)-->")
 
 
 def run_checks(ws: Workspace, paths: Iterable[Path] | None = None) -> CheckResult:
@@ -298,7 +298,6 @@ def suppressed(f: Finding, ws: Workspace) -> bool:
     fi = ws.file(f.path)
     if fi.text is None or "ctxls-" not in fi.text:
         return False
-    lines = fi.lines
     for m in _SUPPRESS_RE.finditer(fi.text):
         kind, codes = m.group(1), m.group(2).replace(",", " ").split()
         if codes and not any(f.code.startswith(c.upper()) for c in codes):
@@ -306,10 +305,12 @@ def suppressed(f: Finding, ws: Workspace) -> bool:
         if kind in ("ignore-file", "disable"):
             return True
         line = fi.text.count("\n", 0, m.start())
-        if line in (f.span.start_line, f.span.start_line - 1):
+        if line == f.span.start_line:
             return True
-        del lines
-        lines = fi.lines
+        # on the line above only when the comment stands alone there (a trailing comment covers its own line)
+        line_start = fi.text.rfind("\n", 0, m.start()) + 1
+        if line == f.span.start_line - 1 and not fi.text[line_start:m.start()].strip():
+            return True
     return False
 
 

@@ -18,11 +18,21 @@ def find_root(start: Path) -> Path:
     d = start if start.is_dir() else start.parent
     probe = d
     while True:
-        if (probe / CONFIG_FILE).is_file() or (probe / ".git").exists():
+        if (probe / CONFIG_FILE).is_file() or (probe / ".git").exists() or _has_tool_table(probe):
             return probe
         if probe.parent == probe:
             return d
         probe = probe.parent
+
+
+def _has_tool_table(d: Path) -> bool:
+    py = d / "pyproject.toml"
+    if not py.is_file():
+        return False
+    try:
+        return isinstance(tomllib.loads(py.read_text(encoding="utf-8")).get("tool", {}).get("ctxls"), dict)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
 
 
 def read_config(root: Path) -> tuple[dict[str, Any], list[str], Path | None]:

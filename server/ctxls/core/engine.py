@@ -60,10 +60,20 @@ class Engine:
             self._workspace = None
 
     # ------------------------------------------------------------------ changes
+    def affects_analysis(self, path: Path) -> bool:
+        """Instruction, rule, skill, command, memory and config files (and anything they may import: any
+        markdown or text file) can change findings; source files only matter when read."""
+        if path.name in ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".ctxls.toml", "pyproject.toml"):
+            return True
+        if ".claude" in path.parts or path.suffix.lower() in (".md", ".markdown", ".mdx", ".txt"):
+            return True
+        return False
+
     def set_buffer(self, path: Path, text: str | None) -> None:
         with self.lock:
             self.fs.set_overlay(path, text)
-            self._dirty(path, structural=False)
+            if self.affects_analysis(path):
+                self._dirty(path, structural=False)
 
     def file_changed(self, path: Path, structural: bool) -> None:
         """A file event from the watcher or the client (created/deleted = structural)."""

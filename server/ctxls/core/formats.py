@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Iterable
+from urllib.parse import quote
 
 from .. import __version__
 from .findings import Finding
@@ -69,7 +70,7 @@ def findings_to_sarif(findings: list[Finding], root: Path) -> dict[str, Any]:
 
     def location(path: Path, span) -> dict[str, Any]:
         rel = _rel(path, root)
-        art: dict[str, Any] = ({"uri": rel, "uriBaseId": "%SRCROOT%"} if not Path(rel).is_absolute()
+        art: dict[str, Any] = ({"uri": quote(rel), "uriBaseId": "%SRCROOT%"} if not Path(rel).is_absolute()
                                else {"uri": path.as_uri()})
         return {"physicalLocation": {"artifactLocation": art, "region": {
             "startLine": span.start_line + 1, "startColumn": span.start_col + 1,

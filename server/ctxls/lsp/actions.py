@@ -19,7 +19,8 @@ APPLY_FIX = "ctxls.applyFix"
 def register(server: CtxlsServer) -> None:
     @server.feature(T.TEXT_DOCUMENT_CODE_ACTION, T.CodeActionOptions(
         code_action_kinds=[T.CodeActionKind.QuickFix, T.CodeActionKind.Source]))
-    def code_action(ls: CtxlsServer, params: T.CodeActionParams):
+    async def code_action(ls: CtxlsServer, params: T.CodeActionParams):
+        await ls.wait_ready()
         path = ls.path_of(params.text_document.uri)
         if path is None or ls.engine is None:
             return []
@@ -40,9 +41,11 @@ def register(server: CtxlsServer) -> None:
         if not only or any(k.startswith(T.CodeActionKind.Source) for k in only):
             uri = params.text_document.uri
             actions.append(T.CodeAction(title="ctxls: Show context for this directory", kind=T.CodeActionKind.Source,
-                                        command=T.Command("Show context for this directory", CONTEXT_REPORT, [uri])))
+                                        command=T.Command(title="ctxls: Show context for this directory",
+                                                          command=CONTEXT_REPORT, arguments=[uri])))
             actions.append(T.CodeAction(title="ctxls: Show budget report", kind=T.CodeActionKind.Source,
-                                        command=T.Command("Show budget report", BUDGET_REPORT, [])))
+                                        command=T.Command(title="ctxls: Show budget report", command=BUDGET_REPORT,
+                                                          arguments=[])))
         return actions
 
     @server.command(CONTEXT_REPORT)

@@ -17,7 +17,20 @@ IDENTIFIER = "ctxls"
 
 
 def pull_mode(ls: CtxlsServer) -> bool:
-    return get_capability(ls.client_capabilities, "text_document.diagnostic", None) is not None
+    """Pull only when the client can pull *and* be told to pull again (workspace/diagnostic/refresh):
+    otherwise changes made on disk would never reach it (Neovim 0.11/0.12 pull without refresh)."""
+    caps = ls.client_capabilities
+    return (get_capability(caps, "text_document.diagnostic", None) is not None
+            and bool(get_capability(caps, "workspace.diagnostics.refresh_support", False)))
+
+
+def drop_pull_features(ls: CtxlsServer) -> None:
+    """Called from initialize, before capabilities are built: a client that will be pushed to must not also be
+    offered pull diagnostics, or it shows every diagnostic twice."""
+    if not pull_mode(ls):
+        for method in (T.TEXT_DOCUMENT_DIAGNOSTIC, T.WORKSPACE_DIAGNOSTIC):
+            ls.protocol.fm.features.pop(method, None)
+            ls.protocol.fm.feature_options.pop(method, None)
 
 
 def register(server: CtxlsServer) -> None:
@@ -31,7 +44,8 @@ def register(server: CtxlsServer) -> None:
         if path is None or ls.engine is None:
             return
         ls.engine.set_buffer(path, params.text_document.text)
-        schedule_check(ls)
+        if is_instruction(ls, path):
+            schedule_check(ls)
 
     @server.feature(T.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: CtxlsServer, params: T.DidChangeTextDocumentParams) -> None:
@@ -40,15 +54,17 @@ def register(server: CtxlsServer) -> None:
             return
         doc = ls.workspace.get_text_document(params.text_document.uri)
         ls.engine.set_buffer(path, doc.source)
-        schedule_check(ls)
+        if is_instruction(ls, path):
+            schedule_check(ls)
 
     @server.feature(T.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: CtxlsServer, params: T.DidSaveTextDocumentParams) -> None:
         path = ls.path_of(params.text_document.uri)
         if path is None or ls.engine is None:
             return
-        ls.engine.file_changed(path, structural=False)
-        schedule_check(ls)
+        if is_instruction(ls, path):
+            ls.engine.file_changed(path, structural=False)
+            schedule_check(ls)
 
     @server.feature(T.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: CtxlsServer, params: T.DidCloseTextDocumentParams) -> None:
@@ -56,7 +72,8 @@ def register(server: CtxlsServer) -> None:
         if path is None or ls.engine is None:
             return
         ls.engine.set_buffer(path, None)  # back to what is on disk
-        schedule_check(ls)
+        if is_instruction(ls, path):
+            schedule_check(ls)
 
     @server.feature(T.TEXT_DOCUMENT_DIAGNOSTIC,
                     T.DiagnosticOptions(identifier=IDENTIFIER, inter_file_dependencies=True,
@@ -84,6 +101,11 @@ def register(server: CtxlsServer) -> None:
                 items.append(T.WorkspaceFullDocumentDiagnosticReport(
                     uri=path_to_uri(path), items=[to_diagnostic(ls, f) for f in findings], result_id=rid))
         return T.WorkspaceDiagnosticReport(items=items)
+
+
+def is_instruction(ls: CtxlsServer, path) -> bool:
+    """Whether edits to ``path`` can change any finding (source files only matter for hover)."""
+    return ls.engine is not None and ls.engine.affects_analysis(path)
 
 
 def schedule_check(ls: CtxlsServer, delay: float | None = None) -> None:

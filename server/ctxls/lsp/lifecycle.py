@@ -24,6 +24,9 @@ def register(server: CtxlsServer) -> None:
         if root is None and params.root_path:
             root = Path(params.root_path)
         ls.root = Path(os.path.abspath(root or os.getcwd()))
+        from .diagnostics import drop_pull_features
+
+        drop_pull_features(ls)
         opts = params.initialization_options
         ls.init_options = opts if isinstance(opts, dict) else {}
         if opts is not None and not isinstance(opts, dict):

@@ -151,6 +151,8 @@ def create_server() -> CtxlsServer:
 
 def main(tcp: str | None = None, home: Path | None = None) -> int:
     logging.basicConfig(level=os.environ.get("CTXLS_LOG", "WARNING"), format="ctxls %(levelname)s %(message)s")
+    if "CTXLS_LOG" not in os.environ:  # cancellations of already-answered pulls are routine, not warnings
+        logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.ERROR)
     server = create_server()
     server.home_override = home
     if tcp:

@@ -1,3 +1,478 @@
-"""Rules: placement."""
+"""Rules: placement (CTX601 buried critical instructions, CTX602 task-specific sections of always-loaded files).
+
+Both rules read markdown structure through `_sections`, a small heading tree with line ranges that ignores
+headings inside code fences and HTML comments.
+"""
 
 from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .. import discovery as D
+from ..check import FileInfo, Workspace
+from ..findings import Edit, Finding, Fix, Related, Span
+from ..globs import parse_paths
+from ..markdown import split_frontmatter, structure
+from . import rule
+
+# ----------------------------------------------------------------------------------------------- sections
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+
+
+@dataclass
+class _Section:
+    level: int
+    title: str
+    line: int
+    """0-based line of the heading."""
+    end: int
+    """0-based line after the section: the next heading of the same or a higher level, or the line count."""
+    children: list["_Section"] = field(default_factory=list)
+
+
+@dataclass
+class _Doc:
+    lines: list[str]
+    """Lines of the file, without line terminators (a final newline gives a last empty line)."""
+    body_start: int
+    """First line after the frontmatter."""
+    hidden: frozenset[int]
+    """Lines in code blocks or HTML comments (0-based, whole file)."""
+    sections: list[_Section]
+    """Every heading in document order (use `roots` for the tree)."""
+    roots: list[_Section]
+
+
+def _parse(text: str) -> _Doc:
+    fm, body = split_frontmatter(text)
+    offset = fm.end_line
+    st = structure(body)
+    hidden = frozenset(i + offset for i in st.code_lines | st.comment_lines)
+    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
+    count = len(lines)
+    flat: list[_Section] = []
+    for i in range(offset, count):
+        ln = lines[i]
+        if not ln.lstrip(" ").startswith("#") or i in hidden:
+            continue
+        m = _HEADING.match(ln)
+        if m:
+            flat.append(_Section(len(m.group(1)), (m.group(2) or "").strip(), i, count))
+    roots: list[_Section] = []
+    stack: list[_Section] = []
+    for s in flat:
+        while stack and stack[-1].level >= s.level:
+            stack.pop().end = s.line
+        (stack[-1].children if stack else roots).append(s)
+        stack.append(s)
+    return _Doc(lines, offset, hidden, flat, roots)
+
+
+def _content_lines(doc: _Doc) -> int:
+    """Line count ignoring the empty string after a final newline."""
+    n = len(doc.lines)
+    return n - 1 if n and doc.lines[-1] == "" else n
+
+
+# ----------------------------------------------------------------------------------------------- CTX601
+_CRITICAL = re.compile(r"\b(?:MUST|NEVER|ALWAYS|IMPORTANT)\b")
+_BOLD_NEG = re.compile(r"(\*\*|__)\s*(?:do\s+not|don't|never)(?![A-Za-z]).*?\1", re.IGNORECASE)
+_CODE_SPAN = re.compile(r"(`+).+?\1")
+_LIST_ITEM = re.compile(r"^( *)(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)")
+
+
+def _is_critical(line: str) -> bool:
+    if "`" in line:
+        line = _CODE_SPAN.sub(" ", line)
+    return bool(_CRITICAL.search(line) or ("*" in line or "_" in line) and _BOLD_NEG.search(line))
+
+
+@rule("CTX601", "buried-critical-instruction", "placement", "info",
+      summary="A critical instruction (MUST / NEVER / ALWAYS / IMPORTANT, or a bold \"do not\") sits deep in a "
+              "long always-loaded file.",
+      why="Instructions deep in a long file get less weight than those near the top, and readers skim past them; "
+          "the rules that must never be broken belong where they are read first.",
+      example="```markdown\n# Project\n...80 lines of conventions...\n- NEVER run migrations against production "
+              "by hand.\n```",
+      fix="Move the line to the top of the file. The quick fix (applied by --fix) moves it, with its continuation "
+          "lines, right after the first heading (after the frontmatter), and deletes it from its old place. It is "
+          "offered only when the instruction stands alone (a list item, or a one-line paragraph). Severity is "
+          "warning when the line is past the `max_lines` guidance (200), info otherwise.")
+def buried_critical_instruction(ws: Workspace):
+    cfg = ws.config
+    for fi in ws.files(D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD, D.RULE):
+        text = fi.text or ""
+        if text.count("\n") + 1 < cfg.critical_min_lines:
+            continue
+        if not _always_loaded(ws, fi):
+            continue
+        doc = _parse(text)
+        n = _content_lines(doc)
+        if n < cfg.critical_min_lines:
+            continue
+        limit = n * cfg.critical_depth_fraction
+        top = _top_line(doc)
+        found: list[tuple[int, _Unit | None]] = []
+        covered = -1
+        for i in range(max(doc.body_start, int(limit)), n):
+            line = doc.lines[i]
+            if i + 1 <= limit or i <= covered or i in doc.hidden or not line.strip():
+                continue
+            s = line.lstrip()
+            if s.startswith(("#", "|")) or not _is_critical(line):
+                continue
+            unit = _unit(doc, i) if top < i else None
+            if unit is not None:
+                covered = unit.end - 1
+            found.append((i, unit))
+        if not found:
+            continue
+        units = [u for _, u in found if u is not None]
+        move_all = _move_fix(fi.path, doc, top, units) if len(units) > 1 else None
+        for i, unit in found:
+            line = doc.lines[i]
+            pct = round(100 * (i + 1) / n)
+            severity = "warning" if i >= cfg.max_lines else "info"
+            msg = (f"Critical instruction buried at line {i + 1} of {n} ({pct}% down) in an always-loaded file; "
+                   f"move it to the top, where it is read first")
+            fixes = []
+            if unit is not None:
+                if move_all is not None:  # --fix takes the first: one edit keeps the instructions in order
+                    fixes.append(move_all)
+                fixes.append(_move_fix(fi.path, doc, top, [unit]))
+            start_col = len(line) - len(line.lstrip())
+            yield Finding("CTX601", severity, fi.path, Span(i, start_col, i, len(line)), msg, fixes=fixes)
+
+
+def _always_loaded(ws: Workspace, fi: FileInfo) -> bool:
+    if fi.kind in (D.CLAUDE_MD, D.CLAUDE_LOCAL_MD):
+        return True
+    if fi.kind == D.RULE:
+        fm = fi.prepared.frontmatter
+        data = fm.data if isinstance(fm.data, dict) else {}
+        return parse_paths(data.get("paths")).unconditional
+    if fi.kind == D.AGENTS_MD:  # depends on the agents_md mode and on a CLAUDE.md beside it
+        return ws.sessions_loading(fi.path) > 0
+    return False
+
+
+def _top_line(doc: _Doc) -> int:
+    """Where moved lines go: after the first heading when the body opens with one, else the body's first line."""
+    for i in range(doc.body_start, len(doc.lines)):
+        if doc.lines[i].strip():
+            if doc.sections and doc.sections[0].line == i:
+                return i + 1
+            return i
+    return doc.body_start
+
+
+@dataclass(frozen=True)
+class _Unit:
+    start: int
+    end: int
+    """Lines start..end-1 hold the instruction."""
+    delete: Span
+    """What to delete (may take one blank line with it)."""
+    text: str
+    """The instruction as it will read at the top: a list item, dedented."""
+
+
+def _unit(doc: _Doc, i: int) -> _Unit | None:
+    """The instruction on line ``i`` as a movable unit: a list item with its continuation lines, or a
+    one-line paragraph. None when moving it would tear text apart (a line of a longer paragraph)."""
+    lines = doc.lines
+    n = len(lines)
+
+    def blank(k: int) -> bool:
+        return k < 0 or k >= n or not lines[k].strip()
+
+    def heading(k: int) -> bool:
+        return 0 <= k < n and k not in doc.hidden and bool(_HEADING.match(lines[k]))
+
+    item = _LIST_ITEM.match(lines[i])
+    if item:
+        indent = len(item.group(1))
+        j = i + 1
+        while j < n and lines[j].strip() and j not in doc.hidden and not heading(j):
+            nxt = _LIST_ITEM.match(lines[j])
+            lead = len(lines[j]) - len(lines[j].lstrip(" "))
+            if nxt and len(nxt.group(1)) <= indent:
+                break  # the next item of the same list
+            if lead <= indent:
+                return None  # lazy continuation: the paragraph would be torn apart
+            j += 1
+        k = j
+        while k < n and blank(k) and k < n - 1:
+            k += 1
+        if k > j and k < n and not blank(k) and len(lines[k]) - len(lines[k].lstrip(" ")) > indent:
+            return None  # a loose item that goes on after a blank line
+    else:
+        prev_ok = i == doc.body_start or blank(i - 1) or heading(i - 1)
+        nxt = i + 1
+        next_ok = blank(nxt) or heading(nxt) or nxt in doc.hidden or bool(_LIST_ITEM.match(lines[nxt]))
+        if not (prev_ok and next_ok) or lines[i].lstrip().startswith(">"):
+            return None  # one line of a longer paragraph, or of a block quote
+        indent = len(lines[i]) - len(lines[i].lstrip(" "))
+        j = i + 1
+    body = [ln[indent:] if not ln[:indent].strip() else ln.lstrip() for ln in lines[i:j]]
+    if not item:
+        body[0] = "- " + body[0]
+    end = j
+    if not item and blank(i - 1) and j < n - 1 and blank(j):
+        end = j + 1  # a paragraph between blank lines: take one blank line with it
+    delete = Span(i, 0, end, 0) if end < n else Span(i, 0, n - 1, len(lines[n - 1]))
+    return _Unit(i, j, delete, "\n".join(body))
+
+
+def _move_fix(path: Path, doc: _Doc, top: int, units: list[_Unit]) -> Fix:
+    """Insert ``units`` (in file order) at line ``top`` and delete them where they were."""
+    lines = doc.lines
+    new = "\n".join(u.text for u in units) + "\n"
+    at = lines[top] if top < len(lines) else ""
+    if at.strip() and not _LIST_ITEM.match(at):
+        new += "\n"  # keep a following paragraph from becoming part of the list
+    if top > 0 and lines[top - 1].strip() and not _HEADING.match(lines[top - 1]):
+        new = "\n" + new
+    edits = [Edit(path, Span(top, 0, top, 0), new)] + [Edit(path, u.delete, "") for u in units]
+    title = ("Move this instruction to the top of the file" if len(units) == 1 else
+             f"Move the {len(units)} buried critical instructions of this file to the top, in order")
+    return Fix(title, tuple(edits), safe=True)
+
+
+# ----------------------------------------------------------------------------------------------- CTX602
+@dataclass(frozen=True)
+class _Task:
+    name: str
+    heading: re.Pattern
+    activity: str
+
+
+_TASKS = (
+    _Task("testing", re.compile(r"\b(?:tests?|testing|e2e|end-to-end|qa)\b"), "writing or running tests"),
+    _Task("release", re.compile(r"\b(?:releas(?:e|es|ing)|publish(?:ing)?|versioning|changelog)\b"),
+          "cutting a release"),
+    _Task("deployment", re.compile(r"\b(?:deploy(?:s|ing|ment|ments)?|rollouts?|rollbacks?)\b"), "deploying"),
+    _Task("migrations", re.compile(r"\b(?:migrations?|schema\s+changes?)\b"),
+          "writing or applying database migrations"),
+    _Task("ci", re.compile(r"\b(?:ci|ci/cd|continuous\s+integration|github\s+actions)\b"),
+          "changing or debugging CI"),
+    _Task("benchmarking", re.compile(r"\b(?:benchmarks?|benchmarking|profiling|load\s+testing)\b"),
+          "benchmarking or profiling"),
+    _Task("setup", re.compile(r"\b(?:set\s*up|setting\s+up|installation|installing|getting\s+started|onboarding|"
+                              r"bootstrap(?:ping)?)\b"), "setting up a development environment"),
+    _Task("troubleshooting", re.compile(r"\b(?:troubleshoot(?:ing)?|incidents?|on-?call|runbooks?)\b"),
+          "troubleshooting or handling an incident"),
+    _Task("review", re.compile(r"\b(?:code\s+reviews?|review\s+checklist|reviewing|pull\s+requests?)\b"),
+          "reviewing code or preparing a pull request"),
+)
+# "Build and test", "Style & testing": a task mixed with something every session needs.
+_GENERAL = re.compile(r"\b(?:build|builds|building|style|conventions?|architecture|overview|guidelines|rules|"
+                      r"general|structure|layout|commands|workflow|principles|basics|code)\b")
+_JOINER = re.compile(r"\band\b|&|,|/|\+")
+_MANY_SESSIONS = 3
+"""A CLAUDE.md below the root is considered when it loads in at least this many directory sessions."""
+_IMPORT_LINE = re.compile(r"(?:^|\s)@[A-Za-z0-9._~/-]")
+_PATH_TOKEN = re.compile(r"(?<![\w@./-])((?:\.{1,2}/)?[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+/?)")
+
+
+def _task_of(title: str) -> _Task | None:
+    t = re.sub(r"[`*_]", "", title).lower()
+    for task in _TASKS:
+        if task.heading.search(t):
+            if _JOINER.search(t) and _GENERAL.search(t):
+                return None
+            return task
+    return None
+
+
+@rule("CTX602", "task-specific-section", "placement", "info",
+      summary="A section of an always-loaded CLAUDE.md serves one kind of task (testing, release, deployment, "
+              "migrations, CI, ...) yet costs tokens in every session.",
+      why="Release steps or a testing playbook are needed in a few sessions but the root CLAUDE.md loads in all of "
+          "them. As a skill only its one-line description is listed until the task comes up; in the subdirectory "
+          "that needs it, it loads only there.",
+      example="```markdown\n# Acme\n## Release\n1. Bump the version in `pyproject.toml`.\n2. Tag the release.\n"
+              "3. Run `make release` and watch CI.\n```",
+      fix="Extract the section into `.claude/skills/<name>/SKILL.md` (quick fix, applied by --fix: writes the "
+          "skill with `name` and `description` frontmatter and removes the section from the file; not offered "
+          "when a skill or command of that name already exists). When the section is mostly about one "
+          "subdirectory, an alternative quick fix moves it into that directory's CLAUDE.md.")
+def task_specific_section(ws: Workspace):
+    cfg = ws.config
+    used_slugs: set[str] = set()
+    for fi in ws.files(D.CLAUDE_MD):
+        text = fi.text or ""
+        if "##" not in text:
+            continue
+        doc = _parse(text)
+        cands = []
+        for sec in doc.sections:
+            if sec.level != 2:
+                continue
+            task = _task_of(sec.title)
+            if task is None:
+                continue
+            body = _section_text(doc, sec)
+            if not body:
+                continue
+            tokens = ws.counter.count(body)
+            if tokens < cfg.section_min_tokens:
+                continue
+            cands.append((sec, task, body, tokens))
+        if not cands:
+            continue
+        root_level = fi.path.parent == ws.root or (fi.path.parent.name == ".claude" and
+                                                   fi.path.parent.parent == ws.root)
+        sessions = ws.sessions_loading(fi.path)
+        if sessions == 0 or (not root_level and sessions < _MANY_SESSIONS):
+            continue
+        for sec, task, body, tokens in cands:
+            yield _section_finding(ws, fi, doc, sec, task, body, tokens, sessions, used_slugs)
+
+
+def _section_text(doc: _Doc, sec: _Section) -> str:
+    end = sec.end
+    while end > sec.line + 1 and not doc.lines[end - 1].strip():
+        end -= 1
+    if end <= sec.line + 1:
+        return ""  # a heading with nothing under it
+    return "\n".join(doc.lines[sec.line:end])
+
+
+def _section_finding(ws: Workspace, fi: FileInfo, doc: _Doc, sec: _Section, task: _Task, body: str,
+                     tokens: int, sessions: int, used_slugs: set[str]) -> Finding:
+    title = re.sub(r"\s+", " ", re.sub(r"[`*_]", "", sec.title)).strip()
+    heading = doc.lines[sec.line]
+    span = Span(sec.line, 0, sec.line, len(heading))
+    total = tokens * sessions
+    where = "every session" if sessions == 1 else f"each of the {sessions} directory sessions that load this file"
+    msg = (f"Section \"{title}\" is only needed when {task.activity} but costs {tokens:,} tokens in {where} "
+           f"({total:,} in total); move it into a skill or the subdirectory that needs it")
+    delete = _delete_span(doc, sec)
+    fixes: list[Fix] = []
+    has_imports = any(_IMPORT_LINE.search(ln) for k, ln in enumerate(doc.lines[sec.line:sec.end], sec.line)
+                      if k not in doc.hidden and "@" in ln)
+    related: list[Related] = []
+    data = {"tokens": tokens, "sessions": sessions, "saving": total, "task": task.name}
+    owner = fi.path.parent.parent if fi.path.parent.name == ".claude" else fi.path.parent
+    if not has_imports:  # moving @imports would change what they load relative to
+        # a nested file's skill lands in the root's .claude/skills too: name it after its directory
+        slug = _slug(title if owner == ws.root else f"{owner.name} {title}", task.name, used_slugs)
+        skill_dir = ws.root / ".claude" / "skills" / slug
+        if slug and not _skill_taken(ws, slug):
+            used_slugs.add(slug)
+            scope = "this repository" if owner == ws.root else f"`{ws.rel(owner)}`"
+            desc = f"{title} instructions for {scope}. Use when {task.activity}."
+            skill = f"---\nname: {slug}\ndescription: {json.dumps(desc, ensure_ascii=False)}\n---\n\n{body}\n"
+            fixes.append(Fix(f"Extract into the skill `.claude/skills/{slug}/SKILL.md`",
+                             (Edit(skill_dir / "SKILL.md", None, skill, create=True), Edit(fi.path, delete, "")),
+                             safe=True))
+            data["skill"] = slug
+        target = _subdirectory_of(ws, fi, doc, sec)
+        if target is not None:
+            dest = target / "CLAUDE.md"
+            fixes.append(Fix(f"Move into `{ws.rel(dest)}`", (_append(ws, dest, body), Edit(fi.path, delete, "")),
+                             safe=False))
+            if ws.fs.exists(dest):
+                related.append(Related(dest, Span(0, 0, 0, 0), "the subdirectory CLAUDE.md this section is about"))
+            data["subdirectory"] = ws.rel(target)
+    return Finding("CTX602", "info", fi.path, span, msg, related=related, fixes=fixes, data=data)
+
+
+def _delete_span(doc: _Doc, sec: _Section) -> Span:
+    n = len(doc.lines)
+    if sec.end < n:
+        return Span(sec.line, 0, sec.end, 0)
+    # the last section: drop the blank lines before it too, keep the previous line's newline
+    start = sec.line
+    while start > doc.body_start and not doc.lines[start - 1].strip():
+        start -= 1
+    if start == 0:
+        return Span(0, 0, n - 1, len(doc.lines[n - 1]))
+    return Span(start, 0, n - 1, len(doc.lines[n - 1])) if doc.lines[n - 1] == "" else \
+        Span(start - 1, len(doc.lines[start - 1]), n - 1, len(doc.lines[n - 1]))
+
+
+def _slug(title: str, fallback: str, used: set[str]) -> str:
+    s = re.sub(r"[^a-z0-9]+", "-", title.lower())
+    s = re.sub(r"\b(?:claude|anthropic)\b", "", s)
+    s = re.sub(r"-{2,}", "-", s).strip("-")
+    if len(s) > 64:
+        s = s[:64].rsplit("-", 1)[0] if "-" in s[:64] else s[:64]
+    s = s.strip("-") or fallback
+    base, k = s, 2
+    while s in used:
+        suffix = f"-{k}"
+        s = base[: 64 - len(suffix)].rstrip("-") + suffix
+        k += 1
+    return s
+
+
+def _skill_taken(ws: Workspace, slug: str) -> bool:
+    """A skill or command of that name anywhere the agent looks would clash with (or shadow) the new one."""
+    places = [ws.root / ".claude" / "skills" / slug, ws.settings.claude_dir / "skills" / slug,
+              ws.settings.managed_dir / ".claude" / "skills" / slug,
+              ws.root / ".claude" / "commands" / f"{slug}.md", ws.settings.claude_dir / "commands" / f"{slug}.md"]
+    return any(ws.fs.exists(p) for p in places)
+
+
+def _subdirectory_of(ws: Workspace, fi: FileInfo, doc: _Doc, sec: _Section) -> Path | None:
+    """The one directory below the file's own that the section's paths predominantly name (at least two thirds
+    of them, two or more). Paths may be written relative to the file's directory or to any ancestor."""
+    own = fi.path.parent.parent if fi.path.parent.name == ".claude" else fi.path.parent
+    anchors = [own]
+    while anchors[-1] != ws.root and anchors[-1].parent != anchors[-1] and own != ws.root:
+        anchors.append(anchors[-1].parent)
+    fs = ws.fs
+    counts: dict[Path, int] = {}
+    total = 0
+    for k in range(sec.line + 1, sec.end):  # code blocks too: their commands name paths as well
+        for m in _PATH_TOKEN.finditer(doc.lines[k]):
+            parts = [p for p in m.group(1).rstrip("/.").split("/") if p not in ("", ".")]
+            if not parts or ".." in parts:
+                continue
+            base = next((a for a in anchors if fs.is_dir(a / parts[0])), None)
+            if base is None:
+                continue
+            chain: list[Path] = []
+            d = base
+            for p in parts:
+                d = d / p
+                if not fs.is_dir(d):
+                    break
+                chain.append(d)
+            total += 1
+            for c in chain:
+                if c != own and _below(c, own) and ".claude" not in c.relative_to(own).parts:
+                    counts[c] = counts.get(c, 0) + 1
+    if total < 2:
+        return None
+    need = max(2, math.ceil(total * 2 / 3))
+    best = [d for d, c in counts.items() if c >= need]
+    if not best:
+        return None
+    return max(best, key=lambda d: len(d.parts))
+
+
+def _below(path: Path, base: Path) -> bool:
+    try:
+        path.relative_to(base)
+        return True
+    except ValueError:
+        return False
+
+
+def _append(ws: Workspace, dest: Path, body: str) -> Edit:
+    if not ws.fs.exists(dest):
+        return Edit(dest, None, body + "\n", create=True)
+    text = ws.file(dest).text or ""
+    lines = text.split("\n")
+    last = len(lines) - 1
+    sep = "\n" if text.endswith("\n") else "\n\n"
+    if not text.strip():
+        sep = ""
+    return Edit(dest, Span(last, len(lines[last]), last, len(lines[last])), sep + body + "\n")

@@ -1,3 +1,619 @@
-"""Rules: references."""
+"""Rules: stale references (CTX401 in instruction, rule and skill files; CTX402 in auto-memory files).
+
+A reference is a path the text names: a backticked path (`src/billing/refunds.py`), a markdown link target
+([x](docs/a.md)), an `@` mention that is not an import (imports are the imports family's), or a bare
+`src/...`-style token.  It is stale when it resolves nowhere: not against the file's directory, any of its
+ancestors up to the workspace root, nor (for informal paths like `handlers/users.py`) as the tail of a path
+that exists.
+
+False positives are worse than misses here, so a token must look unmistakably like a path to be checked:
+
+- commands and code (`make test`, `pytest tests -q`: a code span with whitespace), fenced and indented code
+  blocks, HTML comments and frontmatter are never read;
+- globs (`*`, `?`, `[`), placeholders (`<name>`, `{x}`, `$X`, `%s`, `...`, `path/to/`, `foo`), URLs, e-mail
+  addresses, absolute and `~/` paths, scoped packages (`@acme/ui`), decorators (`@pytest.fixture`), domains
+  and versions (`github.com/x`, `v1.2/`), `.env` and `*.local.*` files, build output (`dist/`, `node_modules/`,
+  anything the root .gitignore ignores) are skipped;
+- a line that talks about creating, generating, moving, renaming or removing things is skipped: the path it
+  names may legitimately not exist (yet, or any more);
+- a slash-less name (`web.py`) needs a known source/doc extension and counts as present when a file of that
+  name exists anywhere in the workspace; a slash path without an extension is checked only when its first
+  directory exists (so `log/slog` or `owner/repo` are not paths).
+"""
 
 from __future__ import annotations
+
+import os
+import posixpath
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterator
+
+from .. import discovery as D
+from ..check import FileInfo, Workspace
+from ..findings import Edit, Finding, Fix, Span
+from ..markdown import split_frontmatter, structure
+from . import rule
+
+# Extensions a slash-less name must carry to be taken for a file name ("web.py", "README.md").
+_KNOWN_EXT = frozenset(
+    "md mdx markdown txt rst adoc py pyi ipynb ts tsx jsx mjs cjs js go rs java kt kts scala rb php cc cpp hpp cs "
+    "swift sh bash zsh ps1 sql json jsonc yaml yml toml ini cfg conf xml html css scss sass less vue svelte proto "
+    "graphql gql tf hcl lock gradle csv lua ex exs erl dart jl zig".split()
+)
+_CODE_EXT = _KNOWN_EXT - {"md", "mdx", "markdown", "txt", "rst", "adoc", "json", "jsonc", "yaml", "yml", "toml",
+                          "ini", "cfg", "conf", "csv", "lock"}
+# Bare (unformatted) prose is noisier: `node.js` or `a.m.` must not become file names.
+_BARE_EXT = _KNOWN_EXT - {"js", "conf", "lock", "cfg"}
+# `res.json`, `console.log`, `self.config`: receivers of a method call, not files.
+_RECEIVERS = frozenset(
+    "res req resp response request self this ctx cls os np pd console app window document json math obj data "
+    "module exports process err error event evt config settings options opts args kwargs user item value".split()
+)
+# Skill-relative bundle directories: CTX506 (skills family) checks those, and every link of a skill.
+_BUNDLE_DIRS = frozenset({"scripts", "references", "reference", "assets", "templates"})
+_PLACEHOLDER_STEMS = frozenset("foo bar baz qux quux example sample something whatever xxx yyy zzz".split())
+_EXTRA_SKIP_DIRS = frozenset({"dist", "build", "out", "target", "coverage", "node_modules", ".venv", "venv",
+                              "__pycache__", ".next", ".turbo", ".cache", "tmp", ".tmp"})
+
+# Lines that talk about paths that need not exist (yet or any more).
+_CONTEXT_SKIP = re.compile(
+    r"\b(?:creat(?:e|es|ed|ing)|(?:re)?generat(?:e|es|ed|ing)|outputs?|written\s+to|writes?\s+(?:it\s+)?to|"
+    r"emits?|scaffold\w*|renam(?:e|ed|ing)|moved|delet(?:e|ed|ing)|remov(?:e|ed|ing)|split|replaced|"
+    r"deprecated|formerly|no\s+longer|used\s+to|dropped|for\s+example|placeholder)\b|\be\.g\.|\bi\.e\."
+)  # matched against the lower-cased line
+
+_CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
+_LINK = re.compile(
+    r"!?\[(?:[^\]\\]|\\.)*\]\(\s*(<[^>\n]*>|[^\s)]+)(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)"
+)
+_REF_DEF = re.compile(r"^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)")
+_URL = re.compile(r"<?\b[A-Za-z][A-Za-z0-9+.-]*://[^\s>)\]]*>?|\bwww\.[^\s)\]]+")
+_AT = re.compile(r"(?<![\w@.+-])@([A-Za-z0-9._~/-][^\s`'\"()<>\[\],;]*)")
+_BARE = re.compile(r"[^\s/.]*[/.]\S*")
+_LOWER_NAME = re.compile(r"^[a-z0-9_][a-z0-9_-]*$")
+_UPPER_NAME = re.compile(r"^[A-Z][A-Z0-9_-]+$")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_LINE_SUFFIX = re.compile(r":\d+(?::\d+)?(?:-\d+)?$")
+_BAD_CHARS = re.compile(r"[*?\[\]{}<>$%|\\\"'=,;()!^&+@#:\s]")
+_EXT = re.compile(r"^(.+)\.([A-Za-z0-9]{1,10})$")
+_SEGMENT = re.compile(r"^[A-Za-z0-9_.-]+$")
+_PLACEHOLDER_NAME = re.compile(r"^(?:X{2,}|x{3,}|N{3,}|YYYY)(?:[-_.]|$)")
+_PERCENT = re.compile(r"%([0-9A-Fa-f]{2})")
+_STRIP_LEAD = "([\"'*_"
+_STRIP_TRAIL = ".,;:!?)]\"'*_"
+
+
+@dataclass
+class _Ref:
+    line: int
+    """0-based line of the file."""
+    col: int
+    """Code-point column where ``text`` starts."""
+    text: str
+    """The path as written (suffixes like `#frag` or `:12` excluded), i.e. what a fix replaces."""
+    kind: str
+    """code | link | at | bare"""
+
+
+@dataclass(frozen=True)
+class _Base:
+    abs: str
+    rel: str | None
+    """Posix path relative to the workspace root ("" = the root); None for a base outside it (memory)."""
+
+
+@dataclass
+class _Names:
+    """Workspace files and directories by name, for "did it move?" and informal-path checks."""
+
+    files: dict[str, list[str]] = field(default_factory=dict)
+    dirs: dict[str, list[str]] = field(default_factory=dict)
+    paths: set[str] = field(default_factory=set)
+    """Every file and directory, relative to the root."""
+    dirset: set[str] = field(default_factory=set)
+
+
+# ----------------------------------------------------------------------------------------------- rules
+@rule("CTX401", "stale-path", "references", "warning",
+      summary="A path named in an instruction, rule or skill file does not exist in the workspace.",
+      why="Instructions that point at files that moved or were deleted send the agent looking for them, or make "
+          "it recreate them; every session pays for the wrong directions.",
+      example="```markdown\n- Refunds go through `src/billing/refunds.py`.   <!-- the file moved -->\n"
+              "- See [the architecture notes](docs/architecture.md).\n```",
+      fix="Point the reference at the file's new location or delete it. When exactly one file of that name "
+          "exists elsewhere, a quick fix (not applied by --fix) rewrites the path to it.")
+def stale_path(ws: Workspace):
+    kinds = (D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD, D.RULE, D.SKILL, D.COMMAND)
+    files = ws.files(*kinds)
+    if not files:
+        return
+    checker = _Checker(ws)
+    for fi in files:
+        if fi.kind not in kinds:
+            continue
+        yield from checker.check_file(fi, memory=False)
+
+
+@rule("CTX402", "stale-memory", "references", "warning",
+      summary="An auto-memory file names a path that no longer exists: the memory may be stale.",
+      why="Memories are written once and loaded for months. A memory saying \"the stats endpoints live in web.py\" "
+          "after web.py was split sends every later session to the wrong place.",
+      example="```markdown\n- The stats endpoints live in `web.py`.   <!-- web.py was split into src/web/ -->\n```",
+      fix="Update the memory to the current layout or delete it. When exactly one file of that name exists "
+          "elsewhere, a quick fix (not applied by --fix) rewrites the path to it.")
+def stale_memory(ws: Workspace):
+    files = ws.files(D.MEMORY_INDEX, D.MEMORY_TOPIC)
+    if not files:
+        return
+    checker = _Checker(ws)
+    for fi in files:
+        yield from checker.check_file(fi, memory=True)
+
+
+# ----------------------------------------------------------------------------------------------- engine
+class _Checker:
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.root = ws.root
+        self._names: _Names | None = None
+        self._ignore = _root_gitignore(ws)
+
+    @property
+    def names(self) -> _Names:
+        if self._names is None:
+            self._names = _name_index(self.ws)
+        return self._names
+
+    def check_file(self, fi: FileInfo, memory: bool) -> Iterator[Finding]:
+        text = fi.text or ""
+        if not text.strip():
+            return
+        bases = self._bases(fi.path.parent, memory)
+        import_cols: set[tuple[int, int]] = set()
+        if not memory:  # the loader expands imports in instruction files, never in memory files
+            prep = fi.prepared
+            import_cols = {(r.line - 1, r.col) for r in prep.imports + prep.skipped_imports}
+        for ref in _extract(text, import_cols):
+            path = self._candidate(ref, bases, memory, fi.kind)
+            if path is None:
+                continue
+            state = self._state(path, bases)
+            if state != "missing":
+                continue
+            yield self._finding(fi, ref, path, bases, memory)
+
+    # -- which tokens are paths ------------------------------------------------------------------------
+    def _bases(self, fdir: Path, memory: bool) -> list[_Base]:
+        """Where a relative path may be anchored: the file's directory and its ancestors up to the root
+        (memory files: the memory directory and the root)."""
+        if memory:
+            return [_Base(str(fdir), None), _Base(str(self.root), "")]
+        out = []
+        for d in _ancestors(fdir, self.root):
+            rel = "" if d == self.root else d.relative_to(self.root).as_posix()
+            out.append(_Base(str(d), rel))
+        return out
+
+    def _candidate(self, ref: _Ref, bases: list[_Base], memory: bool, kind: str) -> str | None:
+        """The relative path ``ref`` names, or None when it is not (checkably) a path."""
+        shape = _shape(ref.text, ref.kind)
+        if shape is None:
+            return None
+        need_dir, has_slash, first = shape
+        if kind == D.SKILL and not memory:
+            # Paths relative to the skill directory are the skills family's (bundled files); only check
+            # references that clearly point into the workspace.
+            if ref.kind == "link" or not has_slash or first in _BUNDLE_DIRS:
+                return None
+            if not self._first_dir_exists(first, bases[1:]):
+                return None
+            if self._exists_at(bases[0], first) is True:
+                return None
+        if need_dir and not self._first_dir_exists(first, bases):
+            return None
+        return ref.text
+
+    def _first_dir_exists(self, first: str, bases: list[_Base]) -> bool:
+        names = self.names
+        for b in bases:
+            if b.rel is None:
+                if os.path.isdir(os.path.join(b.abs, first)):
+                    return True
+            elif (f"{b.rel}/{first}" if b.rel else first) in names.dirset:
+                return True
+        return False
+
+    def _exists_at(self, b: _Base, path: str, probe: bool = False) -> bool | None:
+        """True / False, or None when ``path`` from ``b`` leaves the area that can be checked. Inside the
+        workspace the scan answers; ``probe`` asks the file system too (symlinked dirs, files created since)."""
+        if b.rel is None:
+            p = os.path.normpath(os.path.join(b.abs, path))
+            if not _within_str(p, b.abs):
+                return None
+            return os.path.exists(p)
+        r = f"{b.rel}/{path}" if b.rel else path
+        if "." in r and ("./" in r or r.startswith(".") or r.endswith("/..")):
+            r = posixpath.normpath(r)
+            if r == ".":
+                return True
+            if r == ".." or r.startswith("../"):
+                return None
+        names = self.names
+        if r in names.paths:
+            return True
+        if not probe:
+            return False
+        # The scan saw every directory it entered in full: below one of those, absence is certain. Anything
+        # else (symlinked directories, files created since the scan) is asked of the file system.
+        parent = r.rpartition("/")[0]
+        while parent and parent not in names.paths:
+            parent = parent.rpartition("/")[0]
+        if parent == "" or parent in names.dirset:
+            return False
+        return os.path.exists(os.path.join(self.ws.root, r))
+
+    # -- does it exist -----------------------------------------------------------------------------------
+    def _state(self, path: str, bases: list[_Base]) -> str:
+        clean = path.rstrip("/")
+        inside = False
+        for b in bases:
+            got = self._exists_at(b, clean)
+            if got:
+                return "exists"
+            if got is not None:
+                inside = True
+        if not inside:
+            return "unverifiable"
+        if any(self._exists_at(b, clean, probe=True) for b in bases):
+            return "exists"
+        segs = [s for s in clean.split("/") if s not in (".", "..")]
+        name = segs[-1]
+        has_slash = len(segs) > 1 or path.endswith("/")
+        tails = self.names.files.get(name, []) + self.names.dirs.get(name, [])
+        if not has_slash:
+            if tails:
+                return "exists"  # `web.py`: some web.py exists; the author named it informally
+        else:
+            tail = "/".join(segs)
+            if any(r == tail or r.endswith("/" + tail) for r in tails):
+                return "exists"  # `handlers/users.py` for services/api/handlers/users.py
+        if self._ignore is not None:
+            for b in {bases[0], bases[-1]}:
+                if b.rel is None:
+                    continue
+                rel = posixpath.normpath(posixpath.join(b.rel, clean)) if b.rel else posixpath.normpath(clean)
+                if rel.startswith(".."):
+                    continue
+                if self._ignore.match_file(rel) or self._ignore.match_file(rel + "/"):
+                    return "ignored"
+        return "missing"
+
+    # -- reporting ----------------------------------------------------------------------------------------
+    def _finding(self, fi: FileInfo, ref: _Ref, path: str, bases: list[_Base], memory: bool) -> Finding:
+        segs = [s for s in path.rstrip("/").split("/") if s not in (".", "..")]
+        name = segs[-1]
+        parent = path.rstrip("/").rpartition("/")[0]
+        m = _EXT.match(name)
+        ext = m.group(2).lower() if m else None
+        is_dir = path.endswith("/") or ext is None
+        names = self.names
+        cands: list[str] = []
+        if not path.endswith("/"):
+            cands = sorted(names.files.get(name, []))  # a file of that name: strong evidence it moved
+        if not cands and is_dir:
+            dirs = names.dirs.get(name, [])
+            # a directory name alone is weak evidence: only when it is unique and only its last part is missing
+            if len(dirs) == 1 and (not parent or any(self._exists_at(b, parent) for b in bases)):
+                cands = [dirs[0] + "/"]
+        hint = ""
+        fixes: list[Fix] = []
+        if len(cands) == 1:
+            new = self._rewrite(fi, ref, cands[0].rstrip("/"), cands[0].endswith("/"), memory)
+            hint = f" (did it move to `{cands[0]}`?)"
+            fixes.append(Fix(f"Replace with `{new}`", (Edit(fi.path, Span(ref.line, ref.col, ref.line,
+                                                                           ref.col + len(ref.text)), new),),
+                             safe=False))
+        elif cands:
+            shown = ", ".join(f"`{c}`" for c in cands[:3]) + (", ..." if len(cands) > 3 else "")
+            hint = f" (`{name}` exists at {shown})"
+        elif ext in _CODE_EXT and m is not None:
+            stem = m.group(1)
+            split: list[str] = []
+            if parent:  # services/stats/web.py -> services/stats/web/
+                for b in bases:
+                    if b.rel is None:
+                        continue
+                    r = posixpath.normpath(posixpath.join(b.rel, parent, stem))
+                    if r in names.dirset:
+                        split = [r]
+                        break
+            else:
+                split = names.dirs.get(stem, [])
+            if len(split) == 1:
+                hint = f" (there is now a directory `{split[0]}/`: was it split up?)"
+        span = Span(ref.line, ref.col, ref.line, ref.col + len(ref.text))
+        data = {"path": path, "candidates": cands[:10]}
+        if memory:
+            msg = f"This memory may be stale: `{ref.text}` no longer exists{hint}; update or delete the memory"
+            return Finding("CTX402", "warning", fi.path, span, msg, fixes=fixes, data=data)
+        msg = f"`{ref.text}` does not exist{hint}; point the reference at the right path or remove it"
+        return Finding("CTX401", "warning", fi.path, span, msg, fixes=fixes, data=data)
+
+    def _rewrite(self, fi: FileInfo, ref: _Ref, cand: str, is_dir: bool, memory: bool) -> str:
+        """The replacement text for a reference to ``cand`` (root-relative), written the way the file needs it."""
+        target = self.root / cand
+        new = cand
+        if memory:
+            pass  # memory lives outside the workspace: workspace paths are written root-relative
+        elif ref.kind == "link":
+            try:
+                new = os.path.relpath(target, fi.path.parent).replace(os.sep, "/")
+            except ValueError:
+                new = cand
+        elif _within(fi.path.parent, self.root) and _within(target, fi.path.parent) and fi.path.parent != self.root:
+            new = target.relative_to(fi.path.parent).as_posix()
+        if is_dir and ref.text.endswith("/") and not new.endswith("/"):
+            new += "/"
+        return new
+
+
+@lru_cache(maxsize=65536)
+def _shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
+    """Whether token ``t`` (of a code span, link, @ mention or bare prose) is a path, judged from its text
+    alone: None when it is not; else (needs its first directory to exist, has a slash, first segment)."""
+    if not t or t in (".", "..", "./", "../"):
+        return None
+    if kind == "link" and (_SCHEME.match(t) or t.startswith("#")):
+        return None
+    if "://" in t or t.startswith(("/", "~", "-", "\\")):
+        return None
+    if _BAD_CHARS.search(t) or "..." in t or "//" in t:
+        return None
+    low = t.lower()
+    if "path/to/" in low or low.startswith("to/") or "/to/your" in low:
+        return None
+    segs = t.rstrip("/").split("/")
+    if not segs or any(not s or not _SEGMENT.match(s) for s in segs):
+        return None
+    real = [s for s in segs if s not in (".", "..")]
+    if not real:
+        return None
+    if any(s in D.SKIP_DIRS or s in _EXTRA_SKIP_DIRS for s in real):
+        return None
+    last = real[-1]
+    if last.startswith(".env") or ".local." in last or last.endswith(".local") or last.endswith("~"):
+        return None
+    if _PLACEHOLDER_NAME.match(last):
+        return None  # NNNN-title.md, xxx.py, YYYY-MM-DD.md
+    m = _EXT.match(last)
+    ext = m.group(2).lower() if m else None
+    stem = m.group(1) if m else last
+    if ext is not None and ext.isdigit():
+        return None  # versions: v1.2, 3.11
+    if stem.lower() in _PLACEHOLDER_STEMS or any(s.lower() in _PLACEHOLDER_STEMS for s in real[:-1]):
+        return None
+    has_slash = "/" in t
+    explicit_rel = segs[0] in (".", "..")
+    first = real[0]
+    if has_slash and not explicit_rel and "." in first and not first.startswith("."):
+        return None  # github.com/acme/x, v1.2/notes, docs.python.org/3
+    if kind == "link":
+        return False, has_slash, first
+    if kind == "at":
+        if has_slash:
+            return (False, True, first) if (ext is not None or explicit_rel) else None
+        return (False, False, first) if ext in _KNOWN_EXT else None
+    if not has_slash:
+        if ext is None or stem.split(".")[0].lower() in _RECEIVERS:
+            return None
+        if kind == "code":
+            return (False, False, first) if ext in _KNOWN_EXT else None
+        if ext not in _BARE_EXT or len(stem) < 2:
+            return None
+        if not (_LOWER_NAME.match(stem) or _UPPER_NAME.match(stem)):
+            return None  # Node.js, MyComponent.tsx in prose
+        return False, False, first
+    if kind == "code":
+        if ext is not None or explicit_rel:
+            return False, True, first
+        return True, True, first  # `services/billing`: a path when `services/` exists
+    # bare prose token with a slash
+    if ext is not None:
+        return (False, True, first) if ext in _BARE_EXT else None
+    if t.endswith("/") or len(real) >= 3:
+        return True, True, first
+    return None  # client/server, and/or
+
+
+# ----------------------------------------------------------------------------------------------- extraction
+def _extract(text: str, import_cols: set[tuple[int, int]]) -> list[_Ref]:
+    """Path-like references of a markdown file, outside frontmatter, code blocks and HTML comments."""
+    fm, body = split_frontmatter(text)
+    offset = fm.end_line
+    st = structure(body)
+    lines = body.split("\n")
+    skip = st.code_lines | st.comment_lines
+    if _INDENTED_BLOCK.search(body):  # the fast scanner sees fences only; indented code needs CommonMark
+        skip = skip | _indented_code(body)
+    out: list[_Ref] = []
+    for i, line in enumerate(lines):
+        if i in skip:
+            continue
+        if "/" not in line:
+            core = line.rstrip(" \r.:!?")
+            if "." not in core:
+                continue
+        if line.endswith("\r"):
+            line = line[:-1]
+        n = i + offset
+        refs = _line_refs(line, n, import_cols)
+        if not refs or _CONTEXT_SKIP.search(line.lower()):
+            continue
+        seen: set[str] = set()
+        for ref in refs:
+            key = ref.text.rstrip("/")
+            if key not in seen:
+                seen.add(key)
+                out.append(ref)
+    return out
+
+
+def _line_refs(line: str, n: int, import_cols: set[tuple[int, int]]) -> list[_Ref]:
+    out: list[_Ref] = []
+    cur = line
+
+    def mask(text: str, a: int, b: int) -> str:
+        return text[:a] + " " * (b - a) + text[b:]
+
+    # 1. code spans: a single token is a path candidate; anything with whitespace is a command
+    if "`" in cur:
+        for m in _CODE_SPAN.finditer(line):
+            cur = mask(cur, m.start(), m.end())
+            content, start = m.group(2), m.start(2)
+            if content.startswith(" ") and content.endswith(" ") and content.strip():
+                content, start = content[1:-1], start + 1
+            if not content or (" " in content or "\t" in content):
+                continue
+            if content.startswith("@"):
+                if (n, start) not in import_cols:
+                    _token(out, content[1:], start + 1, n, "at")
+            else:
+                _token(out, content, start, n, "code")
+    # 2. links and reference definitions (target only), then URLs
+    if "[" in cur:
+        d = _REF_DEF.match(cur)
+        if d:
+            _link(out, d.group(1), d.start(1), n)
+            cur = mask(cur, d.start(), d.end())
+        if "](" in cur:
+            for m in list(_LINK.finditer(cur)):
+                _link(out, m.group(1), m.start(1), n)
+                cur = mask(cur, m.start(1), m.end(1))
+    if "://" in cur or "www." in cur:
+        for m in list(_URL.finditer(cur)):
+            cur = mask(cur, m.start(), m.end())
+    # 3. @ mentions the import regex does not take
+    if "@" in cur:
+        for m in list(_AT.finditer(cur)):
+            cur = mask(cur, m.start(), m.end())
+            if (n, m.start()) not in import_cols:
+                _token(out, m.group(1), m.start(1), n, "at")
+    # 4. bare tokens
+    for m in _BARE.finditer(cur):
+        tok = m.group(0)
+        if "@" not in tok and "`" not in tok:
+            _token(out, tok, m.start(), n, "bare")
+    return out
+
+
+def _link(out: list[_Ref], target: str, col: int, n: int) -> None:
+    if target.startswith("<") and target.endswith(">"):
+        target, col = target[1:-1], col + 1
+    t = target.split("#", 1)[0].split("?", 1)[0]
+    if not t or "%" in t:
+        return  # escaped names (`my%20file.md`) cannot be rewritten in place; rare enough to skip
+    out.append(_Ref(n, col, t, "link"))
+
+
+def _token(out: list[_Ref], tok: str, col: int, n: int, kind: str) -> None:
+    if kind == "bare":
+        stripped = tok.lstrip(_STRIP_LEAD)
+        col += len(tok) - len(stripped)
+        tok = stripped.rstrip(_STRIP_TRAIL)
+        if "/" not in tok and "." not in tok:
+            return
+    elif "#" in tok:
+        tok = tok.split("#", 1)[0]
+    if ":" in tok:
+        tok = _LINE_SUFFIX.sub("", tok)
+    if tok:
+        out.append(_Ref(n, col, tok, kind))
+
+
+_INDENTED_BLOCK = re.compile(r"(?:^|\n)[ \t]*\n(?: {4}|\t)[ \t]*\S")
+
+
+def _indented_code(body: str) -> frozenset[int]:
+    """0-based lines of indented code blocks (CommonMark: list continuations are not code)."""
+    try:
+        from markdown_it import MarkdownIt
+
+        tokens = MarkdownIt("commonmark").disable("inline").parse(body)
+    except Exception:
+        return frozenset()
+    out: set[int] = set()
+    for tok in tokens:
+        if tok.type == "code_block" and tok.map is not None:
+            out.update(range(tok.map[0], tok.map[1]))
+    return frozenset(out)
+
+
+# ----------------------------------------------------------------------------------------------- helpers
+def _ancestors(d: Path, root: Path) -> list[Path]:
+    """``d`` and every directory up to ``root`` (just ``root`` when ``d`` is outside it)."""
+    if not _within(d, root):
+        return [root]
+    out = [d]
+    while d != root and d.parent != d:
+        d = d.parent
+        out.append(d)
+    return out
+
+
+def _within(path: Path, base: Path) -> bool:
+    p, b = str(path), str(base)
+    return p == b or p.startswith(b if b.endswith(os.sep) else b + os.sep)
+
+
+def _within_str(p: str, base: str) -> bool:
+    return p == base or p.startswith(base if base.endswith(os.sep) else base + os.sep)
+
+
+def _name_index(ws: Workspace) -> _Names:
+    key = ("ctxls.rules.references.names", str(ws.root))
+    got = ws.fs.memo.get(key)
+    if isinstance(got, _Names):
+        return got
+    names = _Names()
+    skip = D.SKIP_DIRS | _EXTRA_SKIP_DIRS
+    stack = [(str(ws.root), "")]
+    while stack:
+        d, rel = stack.pop()
+        try:
+            it = os.scandir(d)
+        except OSError:
+            continue
+        with it:
+            for e in it:
+                try:
+                    is_dir = e.is_dir(follow_symlinks=False)
+                except OSError:
+                    continue
+                r = f"{rel}/{e.name}" if rel else e.name
+                if is_dir:
+                    if e.name in skip:
+                        continue
+                    names.dirs.setdefault(e.name, []).append(r)
+                    names.dirset.add(r)
+                    stack.append((e.path, r))
+                else:
+                    names.files.setdefault(e.name, []).append(r)
+                names.paths.add(r)
+    ws.fs.memo[key] = names
+    return names
+
+
+def _root_gitignore(ws: Workspace):
+    path = ws.root / ".gitignore"
+    src = ws.fs.read(path)
+    if not src.ok or not src.text:
+        return None
+    try:
+        import pathspec
+
+        return pathspec.PathSpec.from_lines("gitignore", src.text.splitlines())
+    except Exception:
+        return None

@@ -1,0 +1,177 @@
+"""Unit tests of the duplication rules (CTX201, CTX202): normalisation, units, similarity, mtimes, bad input.
+
+The data-driven cases live in fixtures/check/dup_*."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from ctxls.core.check import CheckConfig, Workspace, run_checks
+from ctxls.core.fixes import apply_to_text
+from ctxls.core.rules import duplication as D
+from ctxls.core.settings import Settings
+
+
+def make_ws(tmp_path: Path, files: dict[str, str], **config) -> Workspace:
+    root = tmp_path / "repo"
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    root.mkdir(exist_ok=True)
+    settings = Settings(home=tmp_path / "home", ceiling=tmp_path, managed_dir=tmp_path / "managed")
+    cfg = CheckConfig(select=frozenset({"CTX201", "CTX202"}), **config)
+    return Workspace(root, settings, cfg)
+
+
+def findings(ws: Workspace, code: str | None = None):
+    res = run_checks(ws)
+    assert res.errors == []
+    return [f for f in res.findings if code is None or f.code == code]
+
+
+# ------------------------------------------------------------------------------------------ normalisation
+
+def test_normalise_ignores_markdown_case_and_punctuation() -> None:
+    a = D.normalise("Run **`pnpm test`** before pushing; CI runs the _same_ command.")
+    b = D.normalise("run `pnpm test` before pushing -- ci runs the same command")
+    assert a == b == ["run", "pnpm", "test", "before", "pushing", "ci", "runs", "the", "same", "command"]
+
+
+def test_normalise_keeps_paths_and_snake_case() -> None:
+    words = D.normalise("Edit `services/api/user_store.py` (see <!-- note --> docs/x.md).")
+    assert words == ["edit", "services/api/user_store.py", "see", "docs/x.md"]
+
+
+def test_content_words_drop_modal_negation_and_numbers() -> None:
+    a = D.content_words(D.normalise("Migrations MUST be reversible within 30s."))
+    b = D.content_words(D.normalise("Migrations should never be reversible within 60s."))
+    assert a == b == frozenset({"migrations", "reversible"})
+
+
+@pytest.mark.parametrize("x, y, near", [
+    ("Keep request handlers under 40 lines; move helpers into lib/.",
+     "Keep request handlers under 80 lines; move helpers into lib/.", True),
+    ("Never call the billing service synchronously from a handler.",
+     "Always call the billing service synchronously from a handler.", True),
+    ("Run `make lint` before pushing to the main branch.",
+     "Run `make test` before pushing to the main branch.", False),
+    ("Use the payment fixtures in tests/payment instead of mocks.",
+     "Use the order fixtures in tests/order instead of mocks.", False),
+])
+def test_similarity_threshold(x: str, y: str, near: bool) -> None:
+    sim = D.similarity(D.content_words(D.normalise(x)), D.content_words(D.normalise(y)))
+    assert (sim >= CheckConfig().duplicate_threshold) is near, sim
+
+
+# ------------------------------------------------------------------------------------------ units
+
+def test_units_skip_trivial_blocks() -> None:
+    text = (
+        "---\ndescription: Always run the whole test suite first\n---\n"
+        "# Always run the whole test suite first\n\n"
+        "Setext heading with enough words here\n======\n\n"
+        "```\nAlways run the whole test suite first\n```\n\n"
+        "<!-- Always run the whole test suite first -->\n\n"
+        "| Column one here | Column two here |\n|---|---|\n| a row with four words | x |\n\n"
+        "- Too short.\n"
+        "- Always run the whole test suite first.\n"
+        "  continued on a lazy line\n"
+        "  - a nested item with words\n\n"
+        "@docs/a.md is imported here for you\n"
+    )
+    units = D.extract_units(text)
+    keys = [u.key for u in units]
+    assert keys == [
+        "a row with four words x",
+        "always run the whole test suite first continued on a lazy line",
+        "a nested item with words",
+    ]
+    item = units[1]
+    assert item.nested and (item.start, item.end) == (19, 20)
+
+
+def test_paragraph_of_sentences_splits_into_lines() -> None:
+    text = "Use pnpm for every install.\nNever commit the lockfile by hand.\n\nThis paragraph is\nsoft wrapped prose.\n"
+    assert [(u.start, u.end) for u in D.extract_units(text)] == [(0, 0), (1, 1), (3, 4)]
+
+
+@pytest.mark.parametrize("text", [
+    "", "\n\n", "---\n", "---\nfoo: [\n---\n", "```\nnever closed\n- a b c d e\n", "\x00\x01 binary \xff",
+    "- " * 5000, "#" * 10000, "> > > - quoted item with words\n", "1)\n2)\n", "|\n|-|\n",
+    "- a\n\t- tabbed nested item with words\n",
+])
+def test_units_never_raise(text: str) -> None:
+    D.extract_units(text)
+
+
+# ------------------------------------------------------------------------------------------ rules
+
+def test_within_file_duplicate_fix_round_trip(tmp_path: Path) -> None:
+    text = "# A\n\n- Always run the whole test suite first.\n\nSome prose in between here.\n\n" \
+           "- always run the whole test suite first\n"
+    ws = make_ws(tmp_path, {"CLAUDE.md": text})
+    (f,) = findings(ws)
+    assert f.code == "CTX201" and f.line == 7 and "Duplicate of line 3" in f.message
+    (fix,) = f.fixes
+    assert fix.safe
+    assert apply_to_text(text, fix.edits) == "# A\n\n- Always run the whole test suite first.\n\nSome prose in between here.\n\n"
+
+
+@pytest.mark.parametrize("child_newer", [True, False])
+def test_diverged_says_which_is_newer_by_mtime(tmp_path: Path, child_newer: bool) -> None:
+    root_text = "# Root\n\n1. Keep request handlers under 40 lines; move helpers into `lib/`.\n"
+    child_text = "# API\n\n- Keep request handlers under 80 lines; move helpers into `lib/`.\n"
+    ws = make_ws(tmp_path, {"CLAUDE.md": root_text, "api/CLAUDE.md": child_text})
+    now = time.time()
+    old, new = now - 3600, now
+    os.utime(ws.root / "CLAUDE.md", (old, new if not child_newer else old))
+    os.utime(ws.root / "api/CLAUDE.md", (old, old if not child_newer else new))
+    (f,) = findings(ws)
+    assert f.code == "CTX202" and f.path == ws.root / "api/CLAUDE.md" and f.line == 3
+    assert 'Diverged from "Keep request handlers under 40 lines' in f.message
+    (fix,) = f.fixes
+    assert not fix.safe
+    (edit,) = fix.edits
+    if child_newer:
+        assert "this version is newer by file modification time" in f.message
+        assert edit.path == ws.root / "CLAUDE.md"
+        assert apply_to_text(root_text, [edit]) == \
+            "# Root\n\n1. Keep request handlers under 80 lines; move helpers into `lib/`.\n"
+    else:
+        assert "the other version is newer by file modification time" in f.message
+        assert edit.path == ws.root / "api/CLAUDE.md"
+        assert apply_to_text(child_text, [edit]) == \
+            "# API\n\n- Keep request handlers under 40 lines; move helpers into `lib/`.\n"
+
+
+def test_config_threshold_and_min_words(tmp_path: Path) -> None:
+    files = {
+        "CLAUDE.md": "- Feature flags live in `config/flags.yaml` and default to off.\n- Use pnpm everywhere.\n",
+        "a/CLAUDE.md": "- Feature flags live in `config/flags.yaml` and default to on.\n- Use pnpm everywhere.\n",
+    }
+    assert [f.code for f in findings(make_ws(tmp_path / "1", files))] == ["CTX202"]  # 3 words < 4
+    assert findings(make_ws(tmp_path / "2", files, duplicate_threshold=0.9)) == []
+    got = findings(make_ws(tmp_path / "3", files, duplicate_min_words=3))
+    assert sorted(f.code for f in got) == ["CTX201", "CTX202"]
+
+
+def test_symlinked_copy_is_one_file(tmp_path: Path) -> None:
+    ws = make_ws(tmp_path, {"CLAUDE.md": "- Always run the whole test suite first.\n"})
+    (ws.root / "a").mkdir()
+    (ws.root / "a" / "CLAUDE.md").symlink_to(ws.root / "CLAUDE.md")
+    assert findings(ws) == []
+
+
+def test_load_order_survives_disagreeing_sessions() -> None:
+    pos = D._load_order(3, [[0, 1, 2], [2, 1, 0]])
+    assert sorted(pos) == [0, 1, 2]
+
+
+def test_analysis_is_shared_between_the_rules(tmp_path: Path) -> None:
+    ws = make_ws(tmp_path, {"CLAUDE.md": "- Always run the whole test suite first.\n"})
+    assert D._analyse(ws) is D._analyse(ws)

@@ -1,0 +1,130 @@
+"""Unit tests of the placement rules (CTX601, CTX602) and their markdown-sections helper."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxls.core.check import CheckConfig, Workspace, run_checks
+from ctxls.core.fixes import plan_fixes
+from ctxls.core.rules.placement import _is_critical, _parse, _slug, _task_of
+from ctxls.core.settings import Settings
+
+
+def _ws(tmp_path: Path, files: dict[str, str], **check) -> Workspace:
+    for rel, text in files.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    (tmp_path / "home").mkdir(exist_ok=True)
+    settings = Settings(home=tmp_path / "home", managed_dir=tmp_path / "managed", ceiling=tmp_path)
+    return Workspace(tmp_path / "repo", settings, CheckConfig(**check))
+
+
+def test_sections_tree_ignores_fenced_headings() -> None:
+    text = "---\ntitle: x\n---\n# A\n## B\ntext\n```\n## not a heading\n```\n### C\n## D\n# E\n"
+    doc = _parse(text)
+    assert [(s.level, s.title, s.line, s.end) for s in doc.sections] == [
+        (1, "A", 3, 11), (2, "B", 4, 10), (3, "C", 9, 10), (2, "D", 10, 11), (1, "E", 11, 13)]
+    assert [s.title for s in doc.roots] == ["A", "E"]
+    assert [c.title for c in doc.roots[0].children] == ["B", "D"]
+    assert doc.body_start == 3
+
+
+@pytest.mark.parametrize("line,critical", [
+    ("- NEVER commit secrets.", True),
+    ("You MUST run the tests.", True),
+    ("IMPORTANT: rotate keys.", True),
+    ("**Do not** edit gen/.", True),
+    ("__never__ push to main", True),
+    ("- never commit secrets", False),
+    ("- Use the `NEVER` constant", False),
+    ("- The NEVER_EXPIRE flag", False),
+    ("- MUSTANG is staging", False),
+    ("- **Note**: never mind", False),
+])
+def test_is_critical(line: str, critical: bool) -> None:
+    assert _is_critical(line) is critical
+
+
+@pytest.mark.parametrize("title,task", [
+    ("Release", "release"), ("Testing", "testing"), ("Running the tests", "testing"), ("Deployment", "deployment"),
+    ("Database migrations", "migrations"), ("CI", "ci"), ("Benchmarks", "benchmarking"),
+    ("Build and test", None), ("Code style", None), ("Contest rules", None), ("Latest changes", None),
+    ("Architecture", None), ("Test conventions", "testing"),
+])
+def test_task_of(title: str, task) -> None:
+    got = _task_of(title)
+    assert (got.name if got else None) == task
+
+
+def test_slug() -> None:
+    used: set[str] = set()
+    assert _slug("Release process", "release", used) == "release-process"
+    assert _slug("Claude's `testing` notes!", "testing", used) == "s-testing-notes"
+    assert _slug("***", "release", used) == "release"
+    used.add("release")
+    assert _slug("Release", "release", used) == "release-2"
+    long = _slug("word " * 40, "x", set())
+    assert len(long) <= 64 and not long.endswith("-")
+
+
+def _long(n: int) -> str:
+    return "".join(f"- Keep helper {i} small.\n" for i in range(n))
+
+
+def test_buried_line_at_eof_without_newline_moves(tmp_path: Path) -> None:
+    text = "# T\n\nIntro.\n\n" + _long(70) + "- NEVER force-push."
+    ws = _ws(tmp_path, {"repo/CLAUDE.md": text}, select=frozenset({"CTX601"}))
+    [f] = run_checks(ws).findings
+    plan = plan_fixes([f], lambda p: p.read_text() if p.exists() else None)
+    new = plan.files[tmp_path / "repo" / "CLAUDE.md"]
+    assert new.startswith("# T\n- NEVER force-push.\n\nIntro.\n")
+    assert new.count("NEVER force-push") == 1
+
+
+def test_line_of_a_paragraph_is_reported_without_fix(tmp_path: Path) -> None:
+    text = "# T\n\n" + _long(70) + "\nDeploys are on Tuesdays and\nyou MUST announce them.\n"
+    ws = _ws(tmp_path, {"repo/CLAUDE.md": text}, select=frozenset({"CTX601"}))
+    [f] = run_checks(ws).findings
+    assert f.fixes == []
+
+
+def test_severity_warning_past_max_lines(tmp_path: Path) -> None:
+    text = "# T\n\n" + _long(250) + "- NEVER force-push.\n"
+    ws = _ws(tmp_path, {"repo/CLAUDE.md": text}, select=frozenset({"CTX601"}))
+    [f] = run_checks(ws).findings
+    assert f.severity == "warning"
+
+
+def test_section_with_imports_has_no_fix(tmp_path: Path) -> None:
+    body = "".join(f"- Step {i}: tag the release and publish the packages, then announce it widely.\n"
+                   for i in range(15))
+    text = "# T\n\n## Release\n" + body + "See @docs/release.md for more.\n"
+    ws = _ws(tmp_path, {"repo/CLAUDE.md": text, "repo/docs/release.md": "x\n"}, select=frozenset({"CTX602"}))
+    [f] = run_checks(ws).findings
+    assert f.fixes == []
+
+
+def test_personal_skill_of_that_name_blocks_the_safe_fix(tmp_path: Path) -> None:
+    body = "".join(f"- Step {i}: tag the release and publish the packages, then announce it widely.\n"
+                   for i in range(15))
+    ws = _ws(tmp_path, {"repo/CLAUDE.md": "# T\n\n## Release\n" + body,
+                        "home/.claude/skills/release/SKILL.md": "---\nname: release\n---\nx\n"},
+             select=frozenset({"CTX602"}))
+    [f] = run_checks(ws).findings
+    assert not any(x.safe for x in f.fixes)
+
+
+@pytest.mark.parametrize("text", [
+    "", "#", "##", "## \n", "## Release", "## Release\n" * 300, "```\n## Release\n" + "x\n" * 300,
+    "---\n---\n" + "- NEVER\n" * 200, "- NEVER\n" * 200, "  - NEVER x\n      y\n" * 100, "> IMPORTANT\n" * 100,
+    "\r\n".join(["- MUST do"] * 100), "# T\n" + "\n" * 100 + "**do not**", "1. NEVER\n" * 100,
+])
+def test_bad_input_never_raises(tmp_path: Path, text: str) -> None:
+    ws = _ws(tmp_path, {"repo/CLAUDE.md": text, "repo/.claude/rules/r.md": text},
+             select=frozenset({"CTX6"}))
+    res = run_checks(ws)
+    assert res.errors == []
+    plan_fixes(res.findings, lambda p: p.read_text() if p.exists() else None)

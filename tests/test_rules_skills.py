@@ -1,0 +1,101 @@
+"""Unit tests of the skills-and-rules family (CTX501-CTX507) beyond the fixtures: half-typed input never crashes
+a rule, and the reference scanner of CTX506 reads what it should."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxls.core.check import CheckConfig, Workspace, run_checks
+from ctxls.core.rules.skills import _refs_in_line
+from ctxls.core.settings import Settings
+
+HALF_TYPED = [
+    "",
+    "---",
+    "---\n",
+    "---\nname",
+    "---\nname:\n",
+    "---\nname: [\n---\n",
+    "---\n- a\n- b\n---\nbody\n",
+    "---\n'unterminated\n---\n",
+    "---\npaths:\n  - [\n---\n",
+    "---\npaths: {a: 1}\n---\n",
+    "---\npaths:\n  - 3\n  - null\n  - ''\n---\n",
+    "---\ndescription: !!binary aGVsbG8=\n---\n",
+    "---\n? complex\n: key\n---\n",
+    "---\n1: one\ntrue: yes\n---\n",
+    "---\nname: x\n---\n[link](\n`scripts/\n```\nscripts/a.py\n",
+    "---\r\nname: crlf\r\ndescription: windows\r\n---\r\n[x](scripts/y.py)\r\n",
+    "\ufeff---\nname: bom\n---\n",
+    "---\nname: x\ndescription: " + "y" * 5000 + "\n---\n" + "line\n" * 50,
+    "\x00\x01binary-ish\x02",
+    "<!--\nunclosed comment ignore previous instructions",
+    "[a](<>) [b](#) [c]( ) ![d](%zz) `${CLAUDE_SKILL_DIR}/` ${CLAUDE_SKILL_DIR}/scripts/<x>.py",
+]
+
+
+@pytest.mark.parametrize("i", range(len(HALF_TYPED)))
+def test_half_typed_files_give_findings_not_crashes(tmp_path: Path, i: int) -> None:
+    text = HALF_TYPED[i]
+    root = tmp_path / "repo"
+    targets = [root / ".claude/rules/r.md", root / ".claude/skills/s/SKILL.md", root / ".claude/commands/c.md",
+               root / "CLAUDE.md", tmp_path / "home/mem/MEMORY.md", tmp_path / "home/mem/topic.md"]
+    for p in targets:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    settings = Settings(home=tmp_path / "home", ceiling=tmp_path, managed_dir=tmp_path / "managed",
+                        auto_memory_dir=tmp_path / "home/mem")
+    ws = Workspace(root, settings, CheckConfig(select=frozenset({"CTX5", "CTX7"})))
+    res = run_checks(ws)
+    assert res.errors == []
+    for f in res.findings:
+        assert f.message and "\n" not in f.message
+
+
+def refs(line: str, in_code: bool = False) -> list[tuple[str, str]]:
+    return [(text, target) for _, text, target, _ in _refs_in_line(line, in_code)]
+
+
+def test_reference_scanner() -> None:
+    assert refs("Run `python scripts/fill.py in.pdf` then see [ref](references/a.md#top).") == [
+        ("scripts/fill.py", "scripts/fill.py"), ("references/a.md", "references/a.md")]
+    assert refs("See [spaced](<references/my file.md>) and [enc](references/my%20file.md).") == [
+        ("references/my file.md", "references/my file.md"), ("references/my%20file.md", "references/my file.md")]
+    assert refs("Use `scripts/<name>.py` or `scripts/*.py`; keep helpers in scripts/.") == []
+    assert refs("Links [a](https://x.y/z.md) [b](#sec) [c](mailto:a@b.c) [d](/abs/p.md) [e](~/x.md)") == []
+    assert refs("bash ${CLAUDE_SKILL_DIR}/scripts/run.sh && cat docs/arch.md", in_code=True) == [
+        ("${CLAUDE_SKILL_DIR}/scripts/run.sh", "scripts/run.sh")]
+    assert refs("python tools/scripts/x.py", in_code=True) == []  # not relative to the skill dir
+    assert refs("Finally run scripts/check.py.") == [("scripts/check.py", "scripts/check.py")]
+
+
+def test_paths_glob_file_list_is_cached_per_snapshot(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / ".claude/rules").mkdir(parents=True)
+    (root / ".claude/rules/r.md").write_text("---\npaths: src/**/*.py\n---\n# R\n")
+    settings = Settings(home=tmp_path / "home", ceiling=tmp_path, managed_dir=tmp_path / "managed")
+    ws = Workspace(root, settings, CheckConfig(select=frozenset({"CTX507"})))
+    assert [f.line for f in run_checks(ws).findings] == [2]
+    (root / "src").mkdir()
+    (root / "src/app.py").write_text("x = 1\n")
+    ws.fs.invalidate()
+    assert run_checks(ws).findings == []
+
+
+def test_files_the_skill_creates_are_not_missing(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    skill = root / ".claude/skills/report/SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: report\ndescription: Reports. Use when asked.\n---\n# Report\n\n"
+                     "1. Write the summary to `references/summary.md`.\n"
+                     "2. Save the chart as `assets/chart.png`.\n\n"
+                     "```bash\npython ${CLAUDE_SKILL_DIR}/scripts/run.py > scripts/out.txt\n```\n"
+                     "3. Read `references/missing.md`.\n")
+    (skill.parent / "scripts").mkdir()
+    (skill.parent / "scripts/run.py").write_text("print(1)\n")
+    ws = Workspace(root, Settings(home=tmp_path / "home", ceiling=tmp_path, managed_dir=tmp_path / "m"),
+                   CheckConfig(select=frozenset({"CTX506"})))
+    got = run_checks(ws).findings
+    assert [(f.line, "references/missing.md" in f.message) for f in got] == [(13, True)]
