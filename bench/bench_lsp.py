@@ -36,9 +36,9 @@ it) and these phases run in order:
              an edit's check runs, a ping and a hover on a source file; and a ping sent right
              after a further ``didChange`` (the next keystroke) that arrives during a check.
 
-After each burst the server is brought to idle with a ``textDocument/diagnostic`` request
-(answered only once the current edit is checked); publishes that arrive after the quiet
-period are counted as late and move "last" to them.
+After each burst the benchmark waits until the server is idle (hover probes: a hover
+waits for the engine while a check holds it) and counts publishes that arrived after the
+quiet period as late; they move "last" to them.
 
 CPU seconds and RSS of the server come from /proc (the whole process group, Linux only).
 ``--breakdown`` then profiles the same work in-process (``Engine.check()`` cold, unchanged
@@ -257,7 +257,6 @@ class Bench:
         self.sid: int | None = None
         self._tasks: list[asyncio.Task] = []
         self.version = 0
-        self.barrier_ok: bool | None = None
         self.notes: list[str] = []
         self.wake = asyncio.Event()  # set by every notification; waiting never polls
         c = self.client
@@ -321,7 +320,7 @@ class Bench:
     async def close(self) -> None:
         if self.alive():
             try:
-                await asyncio.wait_for(self.client.shutdown_async(None), 10)
+                await asyncio.wait_for(self.client.shutdown_async(None), 5)
                 self.client.exit(None)
                 await asyncio.wait_for(self.proc.wait(), 5)
             except Exception:
@@ -375,8 +374,8 @@ class Bench:
         return err.decode("utf-8", "replace").strip()
 
     # ------------------------------------------------------------------ requests
-    async def request(self, coro, what: str, errors_pass: bool = False):
-        """Await a request with the timeout; an error answer becomes BenchError unless ``errors_pass``."""
+    async def request(self, coro, what: str):
+        """Await a request with the timeout; a timeout, an error answer or a dead server become BenchError."""
         if not self.alive():
             coro.close()
             raise BenchError(f"server exited (status {self.proc.returncode}) before {what}")
@@ -385,8 +384,6 @@ class Bench:
         except asyncio.TimeoutError:
             raise BenchError(f"{what}: no answer within {self.timeout:g}s") from None
         except Exception as exc:
-            if errors_pass and self.alive():
-                raise
             raise BenchError(f"{what} failed: {type(exc).__name__}: {exc}") from None
 
     async def hover(self, uri: str, line: int = 0, col: int = 0):
@@ -451,37 +448,23 @@ class Bench:
                 raise BenchError(f"publishDiagnostics of {what} did not stop within {self.timeout:g}s")
             await self._nap(self.quiet - gap)
 
-    async def barrier(self, uri: str) -> bool:
-        """``textDocument/diagnostic`` answers only once the current generation is checked (the server runs
-        the pending check itself if need be, and publishes in push mode), so its answer means "idle".  False
-        when the server does not answer it."""
-        T = self.T
-        if self.barrier_ok is False:
-            return False
-        try:
-            await self.request(self.client.text_document_diagnostic_async(T.DocumentDiagnosticParams(
-                text_document=T.TextDocumentIdentifier(uri=uri))), "textDocument/diagnostic (barrier)",
-                errors_pass=True)
-            self.barrier_ok = True
-        except BenchError:
-            raise
-        except Exception as exc:  # method not found, ...
-            self.barrier_ok = False
-            self.notes.append(f"textDocument/diagnostic unusable as a barrier ({exc}); settling on a hover "
-                              f"that waits for the engine lock instead")
-        return bool(self.barrier_ok)
-
-    async def settle(self, uri: str, probe_uri: str, debounce: float) -> None:
-        """Wait until the server is idle: past the debounce, a barrier request (or, failing that, a hover,
-        which waits for the engine lock while a check holds it); then publishes must stay quiet."""
-        await asyncio.sleep(debounce + 0.05)
-        if not await self.barrier(uri):
-            await self.hover(probe_uri)
-        n = len(self.publishes)
-        await asyncio.sleep(self.quiet)
-        while len(self.publishes) != n:
+    async def settle(self, probe_uri: str, debounce: float, fast: float = 0.2) -> None:
+        """Wait until the server is idle.  Push mode offers no request that waits for a pending check, but a
+        hover needs the engine, which a running check holds for its whole duration: so past the debounce,
+        hover probes separated by a quiet period (no publish) repeat until one answers within ``fast``
+        seconds with nothing published since the previous probe."""
+        await asyncio.sleep(debounce + 0.1)
+        deadline = time.perf_counter() + self.timeout
+        quiet_since_probe = False
+        while True:
             n = len(self.publishes)
+            dt, _ = await self.timed_hover(probe_uri)
+            if dt < fast and quiet_since_probe:
+                return
             await asyncio.sleep(self.quiet)
+            quiet_since_probe = len(self.publishes) == n
+            if time.perf_counter() > deadline:
+                raise BenchError(f"the server did not go idle within {self.timeout:g}s")
 
     # ------------------------------------------------------------------ documents
     def did_open(self, path: Path, text: str) -> None:
@@ -584,7 +567,7 @@ async def phase_rediag(b: Bench, repo: Path, rounds: int, debounce: float, probe
     dup = duplicate_bullet(repo, text)
     n0 = len(b.publishes)
     b.did_open(root_md, text)
-    await b.settle(root_md.as_uri(), probe.as_uri(), debounce)
+    await b.settle(probe.as_uri(), debounce)
     open_uris = {u for _, u, _ in b.publishes[n0:]}
     if spy is not None:
         await b.start_spy(*spy)
@@ -597,7 +580,7 @@ async def phase_rediag(b: Bench, repo: Path, rounds: int, debounce: float, probe
         burst = await b.burst(since, f"didChange ({label})")
         # Anything published after the burst "ended" (until the server is idle) belongs to this edit too:
         # the quiet period was too short, so the true last publish is later.
-        await b.settle(root_md.as_uri(), probe.as_uri(), debounce)
+        await b.settle(probe.as_uri(), debounce)
         cpu1 = time.process_time()
         s1 = b.stats()
         late = b.publishes[since + len(burst):]
@@ -647,9 +630,9 @@ async def phase_busy(b: Bench, root_md: Path, text: str, dup, rounds: int, debou
         await asyncio.sleep(wait)
         b.did_change(root_md, new_text)
         ping_keystroke.append((await b.timed_hover(PING_URI))[0])
-        await b.settle(root_md.as_uri(), probe.as_uri(), debounce)
+        await b.settle(probe.as_uri(), debounce)
     b.did_change(root_md, text)  # back to the file's text
-    await b.settle(root_md.as_uri(), probe.as_uri(), debounce)
+    await b.settle(probe.as_uri(), debounce)
     return {"rounds": rounds, "ping_during_check": summarize_ms(ping_during),
             "ping_after_keystroke": summarize_ms(ping_keystroke), "hover": summarize_ms(hover)}
 

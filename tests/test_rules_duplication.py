@@ -119,7 +119,7 @@ def test_within_file_duplicate_fix_round_trip(tmp_path: Path) -> None:
     assert f.code == "CTX201" and f.line == 7 and "Duplicate of line 3" in f.message
     (fix,) = f.fixes
     assert fix.safe
-    assert apply_to_text(text, fix.edits) == "# A\n\n- Always run the whole test suite first.\n\nSome prose in between here.\n\n"
+    assert apply_to_text(text, fix.edits) == text[:text.index("- always")]
 
 
 @pytest.mark.parametrize("child_newer", [True, False])

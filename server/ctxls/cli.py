@@ -279,7 +279,7 @@ def cmd_check(args) -> int:
         res = run_checks(ws, paths or None)
         if not res.errors:
             extra = [ws.memory_dir] + ws.walked_dirs
-            results.put(cache_key, RC.fingerprint(ws.fs, ws.index.dirs, extra), res.findings)
+            results.put(cache_key, RC.fingerprint(ws.fs, ws.index.dirs, extra, root), res.findings)
         return res
 
     result = run()

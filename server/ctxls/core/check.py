@@ -46,7 +46,8 @@ class CheckConfig:
     skill_max_lines: int = 500
     skill_max_tokens: int = 5_000
     duplicate_threshold: float = 0.8
-    """Jaccard similarity of word bigrams at or above which two instructions are near-duplicates."""
+    """Jaccard similarity of content-word sets (function, modal and negation words and numbers left out; see
+    CTX202) at or above which two instructions are near-duplicates."""
     duplicate_min_words: int = 4
     critical_depth_fraction: float = 0.5
     """A MUST/NEVER line past this fraction of a long always-loaded file is buried."""

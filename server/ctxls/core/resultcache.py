@@ -30,10 +30,28 @@ def _stat_key(path: str) -> list[int] | None:
     return [st.st_mtime_ns, st.st_size]
 
 
-def fingerprint(fs: FileSystem, dirs: Iterable[Path], extra: Iterable[Path] = ()) -> dict[str, Any]:
+# In directories outside the workspace (the walk up to /, the home) only these names matter; their mtimes
+# change with every temp file, so those directories are fingerprinted by which of the names exist.
+_WATCHED_NAMES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".claude", ".git")
+
+
+def _present(d: str) -> list[str]:
+    return [n for n in _WATCHED_NAMES if os.path.lexists(os.path.join(d, n))]
+
+
+def fingerprint(fs: FileSystem, dirs: Iterable[Path], extra: Iterable[Path] = (),
+                root: Path | None = None) -> dict[str, Any]:
     files = {str(p): [src.mtime_ns, src.size] for p, src in fs._cache.items() if src.mtime_ns}
-    listed = {str(d): _mtime(d) for d in list(fs._listings) + list(dirs) + list(extra)}
-    return {"files": files, "dirs": listed}
+    listed: dict[str, Any] = {}
+    names: dict[str, list[str]] = {}
+    base = str(root) + os.sep if root is not None else None
+    for d in list(fs._listings) + list(dirs) + list(extra):
+        sd = str(d)
+        if base is not None and not (sd + os.sep).startswith(base) and ".claude" not in d.parts:
+            names[sd] = _present(sd)
+        else:
+            listed[sd] = _mtime(d)
+    return {"files": files, "dirs": listed, "names": names}
 
 
 def _mtime(d: Path | str) -> int | None:
@@ -50,6 +68,9 @@ def still_valid(fp: dict[str, Any]) -> bool:
                 return False
         for d, want in fp["dirs"].items():
             if _mtime(d) != want:
+                return False
+        for d, want in fp.get("names", {}).items():
+            if _present(d) != want:
                 return False
     except (KeyError, TypeError, AttributeError):
         return False

@@ -1,9 +1,9 @@
 """Rules: stale duplicated instructions (CTX201-CTX202).
 
 An *instruction unit* is a list item (with its continuation lines), a paragraph, a table row, or one line of a
-paragraph whose every line ends a sentence.  Headings, code blocks, HTML comments, frontmatter, table separators,
-`@import` lines and units under `duplicate_min_words` words are skipped, and only the lines a session actually
-loads count (MEMORY.md past its cut does not).
+paragraph whose every line ends a sentence.  Headings, code blocks, HTML comments, frontmatter, table separators
+and header rows, `@import` lines and units under `duplicate_min_words` words are skipped, and only the lines a
+session actually loads count (MEMORY.md past its cut does not).
 
 Normalisation (for both rules): inline HTML comments, list markers and numbering, blockquote markers, emphasis
 (`*`, `_`, `~~`), backticks and link brackets are dropped, text is lower-cased, and the rest is split into
@@ -271,7 +271,7 @@ def _units(lines: list[str], first: int, last: int, skip: set[int], min_words: i
                 while j < len(lines) and not lines[j].strip():
                     j += 1
                 nested = j < len(lines) and _indent(lines[j].replace("\t", "    ")) > ind
-            out.append((s, e, _indent(lines[s].replace("\t", "    ")), got[1], got[2], nested))
+            out.append((s, e, len(lines[s]) - len(lines[s].lstrip()), got[1], got[2], nested))
     return out
 
 
@@ -364,31 +364,39 @@ def _compute(ws: Workspace, threshold: float, min_words: int) -> _Analysis:
     def before(a: _Unit, b: _Unit) -> bool:
         return (files[a.fid].pos, a.start) < (files[b.fid].pos, b.start)
 
-    # Exact duplicates: in each group of equal keys (sorted by load order), pair every unit with the first
-    # earlier co-loading copy whose deletion is safe, else with the first earlier co-loading copy.
-    groups: dict[str, list[_Unit]] = {}
+    # Exact duplicates: pair every unit with an earlier co-loading copy of the same key, preferring one whose
+    # deletion is safe, then the one that loads first. Only co-loading files are visited.
+    groups: dict[str, dict[int, list[_Unit]]] = {}
     for u in units:
-        groups.setdefault(u.key, []).append(u)
+        groups.setdefault(u.key, {}).setdefault(u.fid, []).append(u)
     exact_later: set[int] = set()
-    for group in groups.values():
-        if len(group) < 2:
+    for by_file in groups.values():
+        if len(by_file) == 1 and len(next(iter(by_file.values()))) == 1:
             continue
-        group.sort(key=lambda u: (files[u.fid].pos, u.start))
-        for i in range(1, len(group)):
-            u = group[i]
-            co = coload[u.fid]
-            first = None
-            for v in group[:i]:
-                if v.fid not in co:
-                    continue
-                if _fixable(files, u, v):
-                    first = v
-                    break
-                if first is None:
-                    first = v
-            if first is not None:
-                an.matches.append(_Match(u, first, True, 1.0))
-                exact_later.add(u.uid)
+        for fid, mine in by_file.items():
+            co = coload[fid]
+            near = [f for f in co if f in by_file] if len(co) < len(by_file) else [f for f in by_file if f in co]
+            near.sort(key=lambda f: files[f].pos)
+            upos = files[fid].pos
+            for u in mine:
+                first = chosen = None
+                for f in near:
+                    if files[f].pos > upos:
+                        break
+                    for v in by_file[f]:
+                        if f == fid and v.start >= u.start:
+                            break
+                        if _fixable(files, u, v):
+                            chosen = v
+                            break
+                        if first is None:
+                            first = v
+                    if chosen is not None:
+                        break
+                chosen = chosen or first
+                if chosen is not None:
+                    an.matches.append(_Match(u, chosen, True, 1.0))
+                    exact_later.add(u.uid)
 
     # Near duplicates: prefix filtering (ppjoin: units in size order, probe with the prefix a pair at the
     # threshold must share, index a shorter one, positional filter) over content words, restricted to
@@ -406,7 +414,8 @@ def _compute(ws: Workspace, threshold: float, min_words: int) -> _Analysis:
     index_fraction = 2 * t / (1 + t)
     best_similar: dict[int, tuple[tuple, _Unit, float]] = {}
     for u in cand:
-        toks = sorted(u.words, key=rank_of.__getitem__)
+        words = u.words
+        toks = sorted(words, key=rank_of.__getitem__)
         n = len(toks)
         co = coload[u.fid]
         lo = t * n - 1e-9
@@ -421,13 +430,13 @@ def _compute(ws: Workspace, threshold: float, min_words: int) -> _Analysis:
                     if m < lo or v.uid in checked:
                         continue
                     checked.add(v.uid)  # the first shared prefix word is the first shared word overall
-                    if 1 + min(n - i - 1, m - j - 1) < math.ceil(ratio * (n + m) - 1e-9):
+                    need = math.ceil(ratio * (n + m) - 1e-9)  # |A ∩ B| >= t/(1+t) (|A| + |B|)  <=>  J >= t
+                    if 1 + min(n - i - 1, m - j - 1) < need:
                         continue  # positional filter: too few words left to reach the threshold
-                    if v.key == u.key:
+                    inter = len(words & v.words)
+                    if inter < need or v.key == u.key:
                         continue
-                    sim = similarity(u.words, v.words)
-                    if sim < t:
-                        continue
+                    sim = inter / (n + m - inter)
                     later, earlier = (u, v) if before(v, u) else (v, u)
                     r = (-sim, files[earlier.fid].pos, earlier.start)
                     prev = best_similar.get(later.uid)
@@ -569,8 +578,9 @@ def _sessions(files: list[_File], a: _Unit, b: _Unit) -> int:
           "on the copy that loads later, with the earlier copy as related location, and says how many tokens "
           "it wastes in how many sessions. The safe quick fix deletes the later copy, offered only when that "
           "loses nothing: every session loading it also loads the earlier copy, the later copy has no nested "
-          "items, and a checked-in file is never made to rely on a private one (CLAUDE.local.md, ~/.claude, "
-          "auto memory).")
+          "items, a checked-in file is never made to rely on a private one (CLAUDE.local.md, ~/.claude, "
+          "auto memory), and AGENTS.md never relies on a Claude-only file (other agents read it alone). "
+          "Otherwise the message says where the copy should go.")
 def duplicate_instruction(ws: Workspace):
     an = _analyse(ws)
     files = an.files
@@ -639,8 +649,8 @@ def diverged_instruction(ws: Workspace):
             age = "both files have the same modification time"
         else:
             newer_here = f.mtime_ns > g.mtime_ns
-            age = (f"this version is newer by file modification time" if newer_here
-                   else f"the other version is newer by file modification time")
+            age = ("this version is newer by file modification time" if newer_here
+                   else "the other version is newer by file modification time")
             (old_f, old_u), (new_f, new_u) = ((g, v), (f, u)) if newer_here else ((f, u), (g, v))
             fixes.append(Fix(f"Replace the older version in {_rel(ws, old_f)} with the newer one",
                              (Edit(old_f.path, Span(old_u.start, 0, old_u.end, len(old_f.lines[old_u.end])),

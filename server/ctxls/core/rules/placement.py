@@ -99,9 +99,11 @@ def _is_critical(line: str) -> bool:
       example="```markdown\n# Project\n...80 lines of conventions...\n- NEVER run migrations against production "
               "by hand.\n```",
       fix="Move the line to the top of the file. The quick fix (applied by --fix) moves it, with its continuation "
-          "lines, right after the first heading (after the frontmatter), and deletes it from its old place. It is "
-          "offered only when the instruction stands alone (a list item, or a one-line paragraph). Severity is "
-          "warning when the line is past the `max_lines` guidance (200), info otherwise.")
+          "lines, right after the first heading (after any frontmatter) and deletes it from its old place; when a "
+          "file has several, the first fix moves them all at once, in their original order, and a one-line "
+          "paragraph becomes a list item. It is offered only when the instruction stands alone (a list item or a "
+          "one-line paragraph), never for one line of a longer paragraph. Severity is warning when the line is "
+          "past the `max_lines` guidance (200), info otherwise.")
 def buried_critical_instruction(ws: Workspace):
     cfg = ws.config
     for fi in ws.files(D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD, D.RULE):
@@ -298,9 +300,12 @@ def _task_of(title: str) -> _Task | None:
       example="```markdown\n# Acme\n## Release\n1. Bump the version in `pyproject.toml`.\n2. Tag the release.\n"
               "3. Run `make release` and watch CI.\n```",
       fix="Extract the section into `.claude/skills/<name>/SKILL.md` (quick fix, applied by --fix: writes the "
-          "skill with `name` and `description` frontmatter and removes the section from the file; not offered "
-          "when a skill or command of that name already exists). When the section is mostly about one "
-          "subdirectory, an alternative quick fix moves it into that directory's CLAUDE.md.")
+          "skill under the workspace root's .claude/ with `name` and `description` frontmatter and removes the "
+          "section from the file; a section of a nested CLAUDE.md gets a skill named after its directory; not "
+          "offered when a project, personal or managed skill or command of that name exists, nor for a section "
+          "holding @imports). When most paths the section names are under one subdirectory, an alternative quick "
+          "fix moves it into that directory's CLAUDE.md. Only `##` sections of at least `section_min_tokens` "
+          "tokens count, in a root CLAUDE.md or one that loads in at least 3 directory sessions.")
 def task_specific_section(ws: Workspace):
     cfg = ws.config
     used_slugs: set[str] = set()

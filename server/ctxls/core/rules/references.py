@@ -81,7 +81,6 @@ _BAD_CHARS = re.compile(r"[*?\[\]{}<>$%|\\\"'=,;()!^&+@#:\s]")
 _EXT = re.compile(r"^(.+)\.([A-Za-z0-9]{1,10})$")
 _SEGMENT = re.compile(r"^[A-Za-z0-9_.-]+$")
 _PLACEHOLDER_NAME = re.compile(r"^(?:X{2,}|x{3,}|N{3,}|YYYY)(?:[-_.]|$)")
-_PERCENT = re.compile(r"%([0-9A-Fa-f]{2})")
 _STRIP_LEAD = "([\"'*_"
 _STRIP_TRAIL = ".,;:!?)]\"'*_"
 
@@ -160,12 +159,14 @@ class _Checker:
         self.root = ws.root
         self._names: _Names | None = None
         self._ignore = _root_gitignore(ws)
+        self._states: dict[tuple[str, str], str] = {}
 
     @property
     def names(self) -> _Names:
-        if self._names is None:
-            self._names = _name_index(self.ws)
-        return self._names
+        names = self._names
+        if names is None:
+            names = self._names = _name_index(self.ws)
+        return names
 
     def check_file(self, fi: FileInfo, memory: bool) -> Iterator[Finding]:
         text = fi.text or ""
@@ -241,7 +242,7 @@ class _Checker:
                 return True
             if r == ".." or r.startswith("../"):
                 return None
-        names = self.names
+        names = self._names or self.names
         if r in names.paths:
             return True
         if not probe:
@@ -257,22 +258,29 @@ class _Checker:
 
     # -- does it exist -----------------------------------------------------------------------------------
     def _state(self, path: str, bases: list[_Base]) -> str:
+        """exists | missing | unverifiable (resolves outside the workspace) | ignored (gitignored)."""
+        key = (path, bases[0].abs)
+        got = self._states.get(key)
+        if got is None:
+            got = self._states[key] = self._resolve(path, bases)
+        return got
+
+    def _resolve(self, path: str, bases: list[_Base]) -> str:
         clean = path.rstrip("/")
-        inside = False
+        inside = []
         for b in bases:
             got = self._exists_at(b, clean)
             if got:
                 return "exists"
             if got is not None:
-                inside = True
+                inside.append(b)
         if not inside:
             return "unverifiable"
-        if any(self._exists_at(b, clean, probe=True) for b in bases):
-            return "exists"
+        names = self.names
         segs = [s for s in clean.split("/") if s not in (".", "..")]
         name = segs[-1]
         has_slash = len(segs) > 1 or path.endswith("/")
-        tails = self.names.files.get(name, []) + self.names.dirs.get(name, [])
+        tails = names.files.get(name, []) + names.dirs.get(name, [])
         if not has_slash:
             if tails:
                 return "exists"  # `web.py`: some web.py exists; the author named it informally
@@ -280,6 +288,8 @@ class _Checker:
             tail = "/".join(segs)
             if any(r == tail or r.endswith("/" + tail) for r in tails):
                 return "exists"  # `handlers/users.py` for services/api/handlers/users.py
+        if any(self._exists_at(b, clean, probe=True) for b in inside):
+            return "exists"
         if self._ignore is not None:
             for b in {bases[0], bases[-1]}:
                 if b.rel is None:
@@ -446,23 +456,29 @@ def _extract(text: str, import_cols: set[tuple[int, int]]) -> list[_Ref]:
             core = line.rstrip(" \r.:!?")
             if "." not in core:
                 continue
-        if line.endswith("\r"):
-            line = line[:-1]
-        n = i + offset
-        refs = _line_refs(line, n, import_cols)
-        if not refs or _CONTEXT_SKIP.search(line.lower()):
+        toks = _line_tokens(line[:-1] if line.endswith("\r") else line)
+        if not toks:
             continue
+        n = i + offset
         seen: set[str] = set()
-        for ref in refs:
-            key = ref.text.rstrip("/")
+        for col, tok, kind, at in toks:
+            if at >= 0 and (n, at) in import_cols:
+                continue  # an @import: the imports family's
+            key = tok.rstrip("/")
             if key not in seen:
                 seen.add(key)
-                out.append(ref)
+                out.append(_Ref(n, col, tok, kind))
     return out
 
 
-def _line_refs(line: str, n: int, import_cols: set[tuple[int, int]]) -> list[_Ref]:
-    out: list[_Ref] = []
+_Tok = tuple[int, str, str, int]
+"""(column, text, kind, column of the `@` for mentions else -1)"""
+
+
+@lru_cache(maxsize=65536)
+def _line_tokens(line: str) -> tuple[_Tok, ...]:
+    """Candidate references of one line (cached: instruction files repeat lines a lot)."""
+    out: list[_Tok] = []
     cur = line
 
     def mask(text: str, a: int, b: int) -> str:
@@ -478,47 +494,47 @@ def _line_refs(line: str, n: int, import_cols: set[tuple[int, int]]) -> list[_Re
             if not content or (" " in content or "\t" in content):
                 continue
             if content.startswith("@"):
-                if (n, start) not in import_cols:
-                    _token(out, content[1:], start + 1, n, "at")
+                _token(out, content[1:], start + 1, "at", start)
             else:
-                _token(out, content, start, n, "code")
+                _token(out, content, start, "code")
     # 2. links and reference definitions (target only), then URLs
     if "[" in cur:
         d = _REF_DEF.match(cur)
         if d:
-            _link(out, d.group(1), d.start(1), n)
+            _link(out, d.group(1), d.start(1))
             cur = mask(cur, d.start(), d.end())
         if "](" in cur:
             for m in list(_LINK.finditer(cur)):
-                _link(out, m.group(1), m.start(1), n)
+                _link(out, m.group(1), m.start(1))
                 cur = mask(cur, m.start(1), m.end(1))
     if "://" in cur or "www." in cur:
         for m in list(_URL.finditer(cur)):
             cur = mask(cur, m.start(), m.end())
-    # 3. @ mentions the import regex does not take
+    # 3. @ mentions (those the import regex takes are dropped by the caller)
     if "@" in cur:
         for m in list(_AT.finditer(cur)):
             cur = mask(cur, m.start(), m.end())
-            if (n, m.start()) not in import_cols:
-                _token(out, m.group(1), m.start(1), n, "at")
+            _token(out, m.group(1), m.start(1), "at", m.start())
     # 4. bare tokens
     for m in _BARE.finditer(cur):
         tok = m.group(0)
         if "@" not in tok and "`" not in tok:
-            _token(out, tok, m.start(), n, "bare")
-    return out
+            _token(out, tok, m.start(), "bare")
+    if out and _CONTEXT_SKIP.search(line.lower()):
+        return ()
+    return tuple(out)
 
 
-def _link(out: list[_Ref], target: str, col: int, n: int) -> None:
+def _link(out: list[_Tok], target: str, col: int) -> None:
     if target.startswith("<") and target.endswith(">"):
         target, col = target[1:-1], col + 1
     t = target.split("#", 1)[0].split("?", 1)[0]
     if not t or "%" in t:
         return  # escaped names (`my%20file.md`) cannot be rewritten in place; rare enough to skip
-    out.append(_Ref(n, col, t, "link"))
+    out.append((col, t, "link", -1))
 
 
-def _token(out: list[_Ref], tok: str, col: int, n: int, kind: str) -> None:
+def _token(out: list[_Tok], tok: str, col: int, kind: str, at: int = -1) -> None:
     if kind == "bare":
         stripped = tok.lstrip(_STRIP_LEAD)
         col += len(tok) - len(stripped)
@@ -530,7 +546,7 @@ def _token(out: list[_Ref], tok: str, col: int, n: int, kind: str) -> None:
     if ":" in tok:
         tok = _LINE_SUFFIX.sub("", tok)
     if tok:
-        out.append(_Ref(n, col, tok, kind))
+        out.append((col, tok, kind, at))
 
 
 _INDENTED_BLOCK = re.compile(r"(?:^|\n)[ \t]*\n(?: {4}|\t)[ \t]*\S")

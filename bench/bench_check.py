@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Time `ctxls check` (all rules) against agnix on the synthetic monorepo, in the same run.
+
+    python bench/bench_check.py [--repo DIR --home DIR] [--runs 5] [--json]
+
+Cases, each run N times through the same launcher as bench_budget.py (wall time and peak RSS of the command
+alone):
+  baseline      python -c pass                      interpreter start-up, for ratios
+  agnix         agnix REPO                          the fastest peer linter (PyPI `agnix`, installed into
+                                                    .cache/bench-venv on first use; never into the project venv)
+  ctxls cold    ctxls check REPO, .ctxls/ removed   real token counting, sessions of every directory, all rules
+  ctxls tokens  ctxls check, token cache kept       what a CI run with a restored token cache costs
+  ctxls warm    ctxls check, nothing changed        the stat-validated result cache
+Exit status 1 (findings) counts as success for both linters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PROJECT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from bench_budget import BenchError, run_once, summarize  # noqa: E402
+
+AGNIX_VENV = PROJECT / ".cache" / "bench-venv"
+
+
+def agnix_binary() -> Path:
+    exe = AGNIX_VENV / "bin" / "agnix"
+    if not exe.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(AGNIX_VENV)], check=True)
+        subprocess.run([str(AGNIX_VENV / "bin" / "pip"), "install", "-q", "agnix"], check=True)
+    return exe
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repo", type=Path)
+    ap.add_argument("--home", type=Path)
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+
+    tmp = None
+    repo, home = args.repo, args.home
+    if repo is None:
+        tmp = Path(tempfile.mkdtemp(prefix="ctxls-bench-check-"))
+        repo, home = tmp / "repo", tmp / "home"
+        subprocess.run([sys.executable, str(HERE / "gen_monorepo.py"), str(repo), "--home", str(home)],
+                       check=True, stdout=subprocess.DEVNULL)
+    home = home or repo.parent / "home"
+    env = dict(os.environ)
+    cache = repo / ".ctxls"
+    ctxls = [sys.executable, "-m", "ctxls", "check", str(repo), "--home", str(home), "--format", "json"]
+    cases = {
+        "baseline": ([sys.executable, "-c", "pass"], None),
+        "agnix": ([str(agnix_binary()), str(repo)], None),
+        "ctxls cold": (ctxls, "all"),
+        "ctxls tokens": (ctxls, "results"),
+        "ctxls warm": (ctxls, None),
+    }
+    results: dict[str, dict] = {}
+    runs: dict[str, list] = {k: [] for k in cases}
+    try:
+        for _ in range(args.runs):
+            for name, (cmd, clear) in cases.items():
+                if clear == "all":
+                    shutil.rmtree(cache, ignore_errors=True)
+                elif clear == "results":
+                    (cache / "cache" / "check.json").unlink(missing_ok=True)
+                r = run_once(cmd, env=env, cwd=repo, timeout=args.timeout)
+                if r.returncode not in (0, 1):
+                    sys.stderr.write(f"{name} failed ({r.returncode}):\n{r.stderr}\n")
+                    return 1
+                runs[name].append(r)
+                if name == "ctxls warm":
+                    results["ctxls_findings"] = len(json.loads(r.stdout)["findings"])
+    except BenchError as exc:
+        sys.stderr.write(f"{exc}\n")
+        return 1
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    for name, rs in runs.items():
+        results[name] = summarize(rs)
+    base = results["baseline"]["median_s"]
+    agnix = results["agnix"]["median_s"]
+    if args.json:
+        json.dump(results, sys.stdout, indent=2)
+        print()
+        return 0
+    print(f"repo: {repo}  runs: {args.runs}  ctxls findings: {results.get('ctxls_findings')}")
+    print(f"{'case':<14}{'median s':>10}{'min s':>9}{'peak RSS MiB':>14}{'x baseline':>12}{'x agnix':>9}")
+    for name in cases:
+        r = results[name]
+        print(f"{name:<14}{r['median_s']:>10.3f}{r['min_s']:>9.3f}{r['peak_rss_kib'] / 1024:>14.1f}"
+              f"{r['median_s'] / base:>12.1f}{r['median_s'] / agnix:>9.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
