@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from . import discovery as D
 from .findings import SEVERITIES, SEVERITY_RANK, Finding
@@ -128,6 +128,8 @@ class Workspace:
         self._sessions: dict[Path, Session] = {}
         self._files: dict[Path, FileInfo] = {}
         self.walked_dirs: list[Path] = []
+        self.scope: set[Path] | None = None
+        """When set, `files()` yields only these (an incremental re-check of per-file rules)."""
 
     # ---------------------------------------------------------------- inventory
     @property
@@ -175,7 +177,7 @@ class Workspace:
                 k = D.MEMORY_INDEX if p.name == "MEMORY.md" else D.MEMORY_TOPIC
                 if not kinds or k in kinds:
                     out.append(self.file(p, k))
-        return [f for f in out if f.text is not None]
+        return [f for f in out if f.text is not None and (self.scope is None or f.path in self.scope)]
 
     @cached_property
     def all_files(self) -> list[Path]:
@@ -256,14 +258,16 @@ class CheckResult:
 _SUPPRESS_RE = re.compile(r"<!--\s*ctxls-(ignore-file|ignore|disable)(?![\w-])([^>]*)-->")
 
 
-def run_checks(ws: Workspace, paths: Iterable[Path] | None = None) -> CheckResult:
+def run_checks(ws: Workspace, paths: Iterable[Path] | None = None,
+               codes: Callable[[str], bool] | None = None) -> CheckResult:
+    """Run every enabled rule (``codes`` narrows them further) over ``ws``."""
     from .rules import load_all
 
     registry = load_all()
     findings: list[Finding] = []
     errors: list[str] = []
     for code, info in registry.items():
-        if not ws.config.enabled(code):
+        if not ws.config.enabled(code) or (codes is not None and not codes(code)):
             continue
         try:
             for f in info.func(ws):

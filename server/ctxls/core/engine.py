@@ -48,6 +48,11 @@ class Engine:
         self.findings: dict[Path, list[Finding]] = {}
         self.errors: list[str] = []
         self.generation = 0
+        self._full_check = True
+        self._dirty_paths: set[Path] = set()
+        self._file_findings: list[Finding] = []
+        self._global_findings: list[Finding] = []
+        self.last_check_mode = "full"
 
     # ------------------------------------------------------------------ configuration
     def reconfigure(self, settings: Settings, config: CheckConfig) -> None:
@@ -58,6 +63,7 @@ class Engine:
             self._index = None
             self._sessions.clear()
             self._workspace = None
+            self._full_check = True
 
     # ------------------------------------------------------------------ changes
     def affects_analysis(self, path: Path) -> bool:
@@ -86,6 +92,10 @@ class Engine:
     def _dirty(self, path: Path, structural: bool) -> None:
         self.generation += 1
         self._workspace = None
+        if structural or path.name in (".ctxls.toml", "pyproject.toml"):
+            self._full_check = True
+        else:
+            self._dirty_paths.add(path)
         if structural or ".claude" in path.parts or self._index is None:
             if structural:
                 self._index = None
@@ -132,15 +142,41 @@ class Engine:
             return self._workspace
 
     def check(self) -> dict[Path, list[Finding]]:
-        """Run every rule; returns findings grouped by file."""
+        """Run the rules; returns findings grouped by file.
+
+        After content-only edits, rules whose findings depend on one file at a time run for the edited files
+        alone and keep their earlier findings elsewhere; workspace-scoped rules (duplicates, directory budgets,
+        import graphs) always run in full. Structural changes and configuration changes run everything."""
+        from .rules import WORKSPACE_SCOPED
+
         with self.lock:
             ws = self.workspace()
-            res = run_checks(ws)
+            dirty, full = self._dirty_paths, self._full_check
+            self._dirty_paths, self._full_check = set(), False
+            if full:
+                res = run_checks(ws)
+                self._file_findings = [f for f in res.findings if f.code not in WORKSPACE_SCOPED]
+                self._global_findings = [f for f in res.findings if f.code in WORKSPACE_SCOPED]
+                errors = res.errors
+                self.last_check_mode = "full"
+            else:
+                glob = run_checks(ws, codes=lambda c: c in WORKSPACE_SCOPED)
+                ws.scope = dirty
+                try:
+                    local = run_checks(ws, codes=lambda c: c not in WORKSPACE_SCOPED)
+                finally:
+                    ws.scope = None
+                kept = [f for f in self._file_findings if f.path not in dirty]
+                seen = {f.key() for f in kept}
+                self._file_findings = kept + [f for f in local.findings if f.key() not in seen]
+                self._global_findings = glob.findings
+                errors = glob.errors + local.errors
+                self.last_check_mode = f"incremental ({len(dirty)} file{'s' if len(dirty) != 1 else ''})"
             grouped: dict[Path, list[Finding]] = {}
-            for f in res.findings:
+            for f in sorted(self._file_findings + self._global_findings, key=lambda f: (str(f.path), f.span, f.code)):
                 grouped.setdefault(f.path, []).append(f)
             self.findings = grouped
-            self.errors = res.errors
+            self.errors = errors
             return grouped
 
     def lens(self, path: Path) -> FileLens | None:

@@ -17,8 +17,9 @@ False positives are worse than misses here, so a token must look unmistakably li
 - a line that talks about creating, generating, moving, renaming or removing things is skipped: the path it
   names may legitimately not exist (yet, or any more);
 - a slash-less name (`web.py`) needs a known source/doc extension and counts as present when a file of that
-  name exists anywhere in the workspace; a slash path without an extension is checked only when its first
-  directory exists (so `log/slog` or `owner/repo` are not paths).
+  name exists anywhere in the workspace; in prose (not backticked) it is checked in memory files only ("the
+  endpoints live in web.py"), where names are written that way; a slash path without an extension is checked
+  only when its first directory exists (so `log/slog` or `owner/repo` are not paths).
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ _LINE_SUFFIX = re.compile(r":\d+(?::\d+)?(?:-\d+)?$")
 _BAD_CHARS = re.compile(r"[*?\[\]{}<>$%|\\\"'=,;()!^&+@#:\s]")
 _EXT = re.compile(r"^(.+)\.([A-Za-z0-9]{1,10})$")
 _SEGMENT = re.compile(r"^[A-Za-z0-9_.-]+$")
-_PLACEHOLDER_NAME = re.compile(r"^(?:X{2,}|x{3,}|N{3,}|YYYY)(?:[-_.]|$)")
+_PLACEHOLDER_NAME = re.compile(r"(?:^|[-_.])(?:X{2,}|x{3,}|N{3,}|YYYY)(?:[-_.]|$)")
 _STRIP_LEAD = "([\"'*_"
 _STRIP_TRAIL = ".,;:!?)]\"'*_"
 
@@ -204,6 +205,8 @@ class _Checker:
         if shape is None:
             return None
         need_dir, has_slash, first = shape
+        if ref.kind == "bare" and not has_slash and not memory:
+            return None  # `README.txt` in prose may name anything; memories ("lives in web.py") are checked
         if kind == D.SKILL and not memory:
             # Paths relative to the skill directory are the skills family's (bundled files); only check
             # references that clearly point into the workspace.
@@ -396,7 +399,7 @@ def _shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
     last = real[-1]
     if last.startswith(".env") or ".local." in last or last.endswith(".local") or last.endswith("~"):
         return None
-    if _PLACEHOLDER_NAME.match(last):
+    if _PLACEHOLDER_NAME.search(last):
         return None  # NNNN-title.md, xxx.py, YYYY-MM-DD.md
     m = _EXT.match(last)
     ext = m.group(2).lower() if m else None

@@ -113,7 +113,7 @@ def sources(ws: Workspace, *kinds: str) -> list[FileInfo]:
     out = ws.files(*kinds)
     seen = {f.path for f in out}
     for fi in _home_files(ws):
-        if fi.kind in kinds and fi.path not in seen:
+        if fi.kind in kinds and fi.path not in seen and (ws.scope is None or fi.path in ws.scope):
             seen.add(fi.path)
             out.append(fi)
     return out
