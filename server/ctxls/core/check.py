@@ -179,23 +179,35 @@ class Workspace:
                     out.append(self.file(p, k))
         return [f for f in out if f.text is not None and (self.scope is None or f.path in self.scope)]
 
-    @cached_property
+    @property
     def all_files(self) -> list[Path]:
-        """Every file of the workspace (vendor and build directories skipped), for existence and name lookups."""
-        out: list[Path] = []
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = [d for d in dirnames if d not in D.SKIP_DIRS]
-            base = Path(dirpath)
-            self.walked_dirs.append(base)
-            out.extend(base / f for f in filenames)
-        return out
+        """Every file of the workspace (vendor and build directories skipped), for existence and name lookups.
+        Kept in the file-system snapshot, so a long-lived engine walks the tree again only after a file appears
+        or disappears."""
+        key = ("all_files", self.root)
+        got = self.fs.memo.get(key)
+        if got is None:
+            out: list[Path] = []
+            walked: list[Path] = []
+            for dirpath, dirnames, filenames in os.walk(self.root):
+                dirnames[:] = [d for d in dirnames if d not in D.SKIP_DIRS]
+                base = Path(dirpath)
+                walked.append(base)
+                out.extend(base / f for f in filenames)
+            got = self.fs.memo[key] = (out, walked)
+        self.walked_dirs = got[1]
+        return got[0]
 
     @cached_property
     def files_by_name(self) -> dict[str, list[Path]]:
         """Basename -> files of the workspace with that name (to suggest where a moved file went)."""
-        names: dict[str, list[Path]] = {}
-        for p in self.all_files:
-            names.setdefault(p.name, []).append(p)
+        key = ("files_by_name", self.root)
+        names = self.fs.memo.get(key)
+        if names is None:
+            names = {}
+            for p in self.all_files:
+                names.setdefault(p.name, []).append(p)
+            self.fs.memo[key] = names
         return names
 
     def session(self, start: Path) -> Session:
@@ -231,12 +243,12 @@ class Workspace:
             bit = 1 << i
             for b in s.blocks:
                 if b.source is not None:
-                    k = os.path.realpath(b.source)
+                    k = self.fs.realpath(b.source)
                     masks[k] = masks.get(k, 0) | bit
         return masks
 
     def sessions_loading(self, path: Path) -> int:
-        return bin(self.loads_in.get(os.path.realpath(path), 0)).count("1")
+        return bin(self.loads_in.get(self.fs.realpath(path), 0)).count("1")
 
     def rel(self, path: Path) -> str:
         try:

@@ -42,6 +42,9 @@ class Engine:
         self.counter = TokenCounter(factor_for(self.settings.model, self.settings.token_factor),
                                     token_cache if token_cache is not None else {})
         self.lock = threading.RLock()
+        """Held by a check; queries that must see one consistent state take it too."""
+        self._mut = threading.RLock()
+        """Held briefly by edits and file events."""
         self._index: D.WorkspaceIndex | None = None
         self._sessions: dict[Path, Session] = {}
         self._workspace: Workspace | None = None
@@ -76,14 +79,15 @@ class Engine:
         return False
 
     def set_buffer(self, path: Path, text: str | None) -> None:
-        with self.lock:
-            self.fs.set_overlay(path, text)
-            if self.affects_analysis(path):
+        """Edits never wait for a running check (they only take the short mutation lock); a check that read
+        the old text is followed by another one, because the generation moved on."""
+        with self._mut:
+            if self.fs.set_overlay(path, text) and self.affects_analysis(path):
                 self._dirty(path, structural=False)
 
     def file_changed(self, path: Path, structural: bool) -> None:
         """A file event from the watcher or the client (created/deleted = structural)."""
-        with self.lock:
+        with self._mut:
             if path in self.fs.overlays and not structural:
                 return  # the editor's buffer is the truth for open files
             self.fs.changed(path, structural)
@@ -122,15 +126,15 @@ class Engine:
             return self._index
 
     def session(self, start: Path, touched: list[Path] | tuple = ()) -> Session:
-        with self.lock:
-            if not touched:
-                s = self._sessions.get(start)
-                if s is None:
-                    s = load_session(start, (), self.settings, root=self.root, fs=self.fs, counter=self.counter)
-                    self._sessions[start] = s
-                return s
+        """For hover: does not wait for a running check (the snapshot's caches are safe to share)."""
+        if touched:
             return load_session(start, list(touched), self.settings, root=self.root, fs=self.fs,
                                 counter=self.counter)
+        s = self._sessions.get(start)
+        if s is None:
+            s = load_session(start, (), self.settings, root=self.root, fs=self.fs, counter=self.counter)
+            self._sessions[start] = s
+        return s
 
     def workspace(self) -> Workspace:
         with self.lock:
@@ -150,9 +154,10 @@ class Engine:
         from .rules import WORKSPACE_SCOPED
 
         with self.lock:
+            with self._mut:
+                dirty, full = self._dirty_paths, self._full_check
+                self._dirty_paths, self._full_check = set(), False
             ws = self.workspace()
-            dirty, full = self._dirty_paths, self._full_check
-            self._dirty_paths, self._full_check = set(), False
             if full:
                 res = run_checks(ws)
                 self._file_findings = [f for f in res.findings if f.code not in WORKSPACE_SCOPED]

@@ -8,6 +8,7 @@ nothing changed costs one stat.  Unsaved editor buffers are overlays that win ov
 from __future__ import annotations
 
 import os
+import time
 import stat as _stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,19 +43,33 @@ class FileSystem:
 
     max_bytes: int = 4 * 1024 * 1024
     overlays: dict[Path, str] = field(default_factory=dict)
+    _overlay_mtime: dict[Path, tuple[int, int]] = field(default_factory=dict)
     _cache: dict[Path, SourceText] = field(default_factory=dict)
     _listings: dict[Path, dict[str, str]] = field(default_factory=dict)
     _real: dict[Path, str] = field(default_factory=dict)
     memo: dict = field(default_factory=dict)
     reads: int = 0
 
-    def set_overlay(self, path: Path, text: str | None) -> None:
-        """An unsaved editor buffer (None: closed, back to the disk)."""
+    def set_overlay(self, path: Path, text: str | None) -> bool:
+        """An unsaved editor buffer (None: closed, back to the disk). Returns whether the content changed."""
         if text is None:
-            self.overlays.pop(path, None)
+            if self.overlays.pop(path, None) is None:
+                return False
+            self._overlay_mtime.pop(path, None)
         else:
+            if self.overlays.get(path) == text:
+                return False
+            if path not in self.overlays:
+                disk = self._cache.get(path) or self.read(path)
+                if disk.ok and disk.text == text:  # opening a file changes nothing
+                    self._overlay_mtime[path] = (disk.mtime_ns, disk.size)
+                    self.overlays[path] = text
+                    return False
             self.overlays[path] = text
+            # an edited buffer is the newest version there is
+            self._overlay_mtime[path] = (time.time_ns(), len(text.encode("utf-8", "surrogatepass")))
         self.changed(path)
+        return True
 
     def changed(self, path: Path, structural: bool = False) -> None:
         """``path``'s content changed; ``structural`` when it was created or deleted (or is a directory).
@@ -138,7 +153,8 @@ class FileSystem:
         limit = self.max_bytes if max_bytes is None else max_bytes
         if path in self.overlays:
             text = self.overlays[path]
-            return SourceText(path, text, size=len(text.encode("utf-8", "surrogatepass")))
+            mtime, size = self._overlay_mtime.get(path, (0, len(text)))
+            return SourceText(path, text, size=size, mtime_ns=mtime)
         cached = self._cache.get(path)
         if cached is not None:
             return cached

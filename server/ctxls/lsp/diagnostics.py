@@ -35,6 +35,8 @@ def drop_pull_features(ls: CtxlsServer) -> None:
 
 def register(server: CtxlsServer) -> None:
     server._check_task = None
+    server._check_sleeping = False
+    server.published_keys = {}
     server._check_lock = asyncio.Lock()
     server._checked_generation = -1
 
@@ -109,13 +111,23 @@ def is_instruction(ls: CtxlsServer, path) -> bool:
 
 
 def schedule_check(ls: CtxlsServer, delay: float | None = None) -> None:
-    """Debounce: a burst of edits or file events becomes one check."""
-    if ls._check_task is not None and not ls._check_task.done():
-        ls._check_task.cancel()
+    """Debounce: a burst of edits or file events becomes one check. A check already running is never
+    cancelled (its result would be lost): it finishes, publishes, and the loop checks again if the state
+    moved on meanwhile."""
+    task = ls._check_task
+    if task is not None and not task.done():
+        if not ls._check_sleeping:
+            return  # the running loop below sees the new generation
+        task.cancel()
 
     async def later():
-        await asyncio.sleep(ls.debounce_s if delay is None else delay)
-        await run_check(ls)
+        ls._check_sleeping = True
+        try:
+            await asyncio.sleep(ls.debounce_s if delay is None else delay)
+        finally:
+            ls._check_sleeping = False
+        while ls.engine is not None and ls._checked_generation != ls.engine.generation:
+            await run_check(ls)
 
     ls._check_task = ls.run_task(later())
 
@@ -141,20 +153,23 @@ async def run_check(ls: CtxlsServer) -> None:
 
 
 def publish(ls: CtxlsServer) -> None:
+    """Push the diagnostics of files whose findings changed since the last publish (and clear vanished ones);
+    findings are converted only for those files."""
     engine = ls.engine
     if pull_mode(ls):
         if get_capability(ls.client_capabilities, "workspace.diagnostics.refresh_support", False):
             ls.workspace_diagnostic_refresh(None)
         return
-    current: dict[str, list[T.Diagnostic]] = {}
-    for path, findings in engine.findings.items():
-        current[path_to_uri(path)] = [to_diagnostic(ls, f) for f in findings]
-    for uri in set(ls.published) | set(current):
-        new = current.get(uri, [])
-        if ls.published.get(uri) == new:
+    current = {path_to_uri(p): (p, fs) for p, fs in engine.findings.items()}
+    for uri in set(ls.published_keys) | set(current):
+        path, findings = current.get(uri, (None, []))
+        keys = tuple(f.key() for f in findings)
+        if ls.published_keys.get(uri, ()) == keys:
             continue
-        ls.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=uri, diagnostics=new))
-        if new:
-            ls.published[uri] = new
+        lines = ls.lines_of(path) if path is not None else None
+        diags = [to_diagnostic(ls, f, lines) for f in findings]
+        ls.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=uri, diagnostics=diags))
+        if keys:
+            ls.published_keys[uri] = keys
         else:
-            ls.published.pop(uri, None)
+            ls.published_keys.pop(uri, None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import uuid
 from pathlib import Path
@@ -114,5 +115,9 @@ async def initial_scan(ls: CtxlsServer) -> None:
     from .diagnostics import run_check
 
     await run_check(ls)
+    # The initial analysis leaves hundreds of thousands of long-lived objects; moving them out of the cyclic
+    # collector's reach keeps later collections (during every re-check) cheap.
+    gc.collect()
+    gc.freeze()
     if token:
         ls.work_done_progress.end(token, T.WorkDoneProgressEnd(message="ready"))

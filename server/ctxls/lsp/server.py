@@ -35,7 +35,6 @@ class CtxlsServer(LanguageServer):
         self.tasks: set[asyncio.Task] = set()
         self.debounce_s = 0.05
         self.watcher = None
-        self.published: dict[str, list] = {}
         self.diagnostic_versions: dict[str, int] = {}
         self.home_override: Path | None = None
         self._ready: asyncio.Event | None = None

@@ -16,7 +16,7 @@ ALWAYS_KINDS = (D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD, D.RULE)
 
 
 def _loaded_at_startup(ws: Workspace, fi: FileInfo) -> bool:
-    return os.path.realpath(fi.path) in ws.loads_in
+    return ws.fs.realpath(fi.path) in ws.loads_in
 
 
 def _line_where_budget_ends(ws: Workspace, fi: FileInfo, budget: int) -> int:

@@ -832,20 +832,11 @@ def _skipped_area(patterns: tuple[str, ...]) -> bool:
 
 
 def _all_files(ws: Workspace) -> list[str]:
-    """Every file of the workspace, relative to its root (posix), skipping discovery.SKIP_DIRS. Cached on the
-    workspace's file-system snapshot, so the language server recomputes it after a change."""
+    """Every file of the workspace relative to its root (posix), from `Workspace.all_files`."""
     key = ("ctxls.rules.skills.all_files", ws.root)
     got = ws.fs.memo.get(key)
     if got is None:
-        out: list[str] = []
-        root = str(ws.root)
-        n = len(root.rstrip(os.sep)) + 1
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = [d for d in dirnames if d not in D.SKIP_DIRS]
-            rel = dirpath[n:].replace(os.sep, "/") if len(dirpath) > len(root) else ""
-            prefix = rel + "/" if rel else ""
-            out.extend(prefix + f for f in filenames)
-        got = ws.fs.memo[key] = out
+        got = ws.fs.memo[key] = [ws.rel(p) for p in ws.all_files]
     return got
 
 
