@@ -175,14 +175,14 @@ class _Checker:
             return
         bases = self._bases(fi.path.parent, memory)
         import_cols: set[tuple[int, int]] = set()
-        if not memory:  # the loader expands imports in instruction files, never in memory files
+        if not memory and "@" in text:  # the loader expands imports in instruction files, never in memory
             prep = fi.prepared
             import_cols = {(r.line - 1, r.col) for r in prep.imports + prep.skipped_imports}
         for ref in _extract(text, import_cols):
             path = self._candidate(ref, bases, memory, fi.kind)
             if path is None:
                 continue
-            state = self._state(path, bases)
+            state = self._state(path, bases, ref.kind == "link")
             if state != "missing":
                 continue
             yield self._finding(fi, ref, path, bases, memory)
@@ -260,15 +260,15 @@ class _Checker:
         return os.path.exists(os.path.join(self.ws.root, r))
 
     # -- does it exist -----------------------------------------------------------------------------------
-    def _state(self, path: str, bases: list[_Base]) -> str:
+    def _state(self, path: str, bases: list[_Base], link: bool) -> str:
         """exists | missing | unverifiable (resolves outside the workspace) | ignored (gitignored)."""
-        key = (path, bases[0].abs)
+        key = (path, bases[0].abs, link)
         got = self._states.get(key)
         if got is None:
-            got = self._states[key] = self._resolve(path, bases)
+            got = self._states[key] = self._resolve(path, bases, link)
         return got
 
-    def _resolve(self, path: str, bases: list[_Base]) -> str:
+    def _resolve(self, path: str, bases: list[_Base], link: bool) -> str:
         clean = path.rstrip("/")
         inside = []
         for b in bases:
@@ -285,7 +285,7 @@ class _Checker:
         has_slash = len(segs) > 1 or path.endswith("/")
         tails = names.files.get(name, []) + names.dirs.get(name, [])
         if not has_slash:
-            if tails:
+            if tails and not link:
                 return "exists"  # `web.py`: some web.py exists; the author named it informally
         else:
             tail = "/".join(segs)
@@ -314,9 +314,11 @@ class _Checker:
         is_dir = path.endswith("/") or ext is None
         names = self.names
         cands: list[str] = []
-        if not path.endswith("/"):
+        if memory and ref.kind == "link" and "/" not in path:
+            pass  # a topic file of the memory directory: workspace files of that name are unrelated
+        elif not path.endswith("/"):
             cands = sorted(names.files.get(name, []))  # a file of that name: strong evidence it moved
-        if not cands and is_dir:
+        if not cands and is_dir and not (memory and ref.kind == "link"):
             dirs = names.dirs.get(name, [])
             # a directory name alone is weak evidence: only when it is unique and only its last part is missing
             if len(dirs) == 1 and (not parent or any(self._exists_at(b, parent) for b in bases)):
