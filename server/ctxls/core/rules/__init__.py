@@ -31,7 +31,7 @@ REGISTRY: dict[str, RuleInfo] = {}
 # Rules whose findings on a file depend on the contents of other files. Every other rule's findings on a file
 # depend only on that file's content and on which files exist, so after a content-only edit the engine
 # re-runs them for the edited files alone (see Engine.check).
-WORKSPACE_SCOPED = frozenset({"CTX102", "CTX106", "CTX201", "CTX202", "CTX302", "CTX303"})
+WORKSPACE_SCOPED = frozenset({"CTX102", "CTX106", "CTX201", "CTX202", "CTX302", "CTX303", "CTX602"})
 
 
 def rule(code: str, name: str, family: str, severity: str, *, summary: str, why: str, example: str, fix: str):
