@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .. import discovery as D
+from ..loader import is_within
 from ..check import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
 from ..markdown import split_frontmatter, structure
@@ -368,7 +369,7 @@ class _Checker:
                 new = os.path.relpath(target, fi.path.parent).replace(os.sep, "/")
             except ValueError:
                 new = cand
-        elif _within(fi.path.parent, self.root) and _within(target, fi.path.parent) and fi.path.parent != self.root:
+        elif is_within(fi.path.parent, self.root) and is_within(target, fi.path.parent) and fi.path.parent != self.root:
             new = target.relative_to(fi.path.parent).as_posix()
         if is_dir and ref.text.endswith("/") and not new.endswith("/"):
             new += "/"
@@ -575,7 +576,7 @@ def _indented_code(body: str) -> frozenset[int]:
 # ----------------------------------------------------------------------------------------------- helpers
 def _ancestors(d: Path, root: Path) -> list[Path]:
     """``d`` and every directory up to ``root`` (just ``root`` when ``d`` is outside it)."""
-    if not _within(d, root):
+    if not is_within(d, root):
         return [root]
     out = [d]
     while d != root and d.parent != d:
@@ -583,10 +584,6 @@ def _ancestors(d: Path, root: Path) -> list[Path]:
         out.append(d)
     return out
 
-
-def _within(path: Path, base: Path) -> bool:
-    p, b = str(path), str(base)
-    return p == b or p.startswith(b if b.endswith(os.sep) else b + os.sep)
 
 
 def _within_str(p: str, base: str) -> bool:

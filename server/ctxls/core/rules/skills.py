@@ -19,6 +19,7 @@ from urllib.parse import unquote
 import yaml
 
 from .. import discovery as D
+from ..loader import is_within
 from ..check import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
 from ..globs import PathGlobs, parse_paths
@@ -79,7 +80,7 @@ def _home_files(ws: Workspace) -> list[FileInfo]:
         ws.fs.memo[key] = got
     out = []
     for path, kind in got:
-        if _within(path, ws.root):
+        if is_within(path, ws.root):
             continue  # the workspace index already has it (the workspace is the home directory)
         fi = ws.file(path, kind)
         if fi.text is not None:
@@ -102,10 +103,6 @@ def _walk(top: Path, follow: bool = False, limit: int = 5_000) -> Iterator[tuple
         if n > limit:
             return
 
-
-def _within(path: Path, base: Path) -> bool:
-    p, b = str(path), str(base)
-    return p == b or p.startswith(b.rstrip(os.sep) + os.sep)
 
 
 def sources(ws: Workspace, *kinds: str) -> list[FileInfo]:
@@ -776,7 +773,7 @@ def paths_glob(ws: Workspace):
         entries = [p.strip() for p in value.split(",")] if isinstance(value, str) else list(value)
         cb = _claude_base(fi.path)
         base = cb[1] if cb is not None else None
-        check_matches = base is not None and _within(base, ws.root) and \
+        check_matches = base is not None and is_within(base, ws.root) and \
             not (cb is not None and cb[0] == ws.settings.claude_dir)
         for entry in entries:
             line = _entry_line(fi, fm, key_line, entry)
