@@ -305,8 +305,7 @@ def cmd_check(args) -> int:
         print(f"ctxls: internal error, rule skipped: {e}", file=sys.stderr)
     findings = result.findings
     if args.format == "json":
-        json.dump(formats.findings_to_json(findings, root, result.errors, fixed), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        sys.stdout.write(formats.dumps_check_json(formats.findings_to_json(findings, root, result.errors, fixed)))
     elif args.format == "sarif":
         json.dump(formats.findings_to_sarif(findings, root), sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -100,7 +100,7 @@ def compute_budget(
     counter = counter or TokenCounter(factor_for(settings.model, settings.token_factor))
     index = scan_workspace(root, settings, (lambda n: progress("scan", n, 0)) if progress else None)
     root = index.root
-    _prefetch_tokens(index, settings, fs, counter)
+    prefetch_tokens(index, settings, fs, counter)
     dirs: list[DirCost] = []
     startup_blocks: list[list] = []
     root_session: Session | None = None
@@ -190,7 +190,7 @@ def suggest_policy(rep: BudgetReport) -> list[str]:
     return lines
 
 
-def _prefetch_tokens(index: WorkspaceIndex, settings: Settings, fs: FileSystem, counter: TokenCounter) -> None:
+def prefetch_tokens(index: WorkspaceIndex, settings: Settings, fs: FileSystem, counter: TokenCounter) -> None:
     """Count the startup renderings of every instruction file in one parallel batch before the per-directory
     sessions ask for them one by one (a cold run spends most of its time tokenizing)."""
     texts = []

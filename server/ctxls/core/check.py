@@ -217,6 +217,12 @@ class Workspace:
             self._sessions[start] = s
         return s
 
+    def prefetch_tokens(self) -> None:
+        """Count every instruction file's startup rendering in one parallel batch (see budget)."""
+        from .budget import prefetch_tokens
+
+        prefetch_tokens(self.index, self.settings, self.fs, self.counter)
+
     def sessions(self) -> list[Session]:
         """The startup session of every directory of the workspace.
 
@@ -224,6 +230,8 @@ class Workspace:
         loads, so it shares the parent's blocks (only `start_dir` differs)."""
         out: list[Session] = []
         by_dir: dict[Path, Session] = {}
+        if not self._sessions:
+            self.prefetch_tokens()
         for d in self.index.dirs:
             parent = by_dir.get(d.parent) if d != self.root else None
             if parent is not None and is_inert_dir(d, self.fs):
