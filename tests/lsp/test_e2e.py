@@ -215,3 +215,82 @@ async def test_workspace_configuration_wins_over_init_options(configured: Langua
         text_document=T.TextDocumentIdentifier(uri=(root / "web" / "components" / "Button.tsx").as_uri()),
         position=T.Position(0, 0)))
     assert "of 1,000,000" in res.contents.value
+
+
+async def test_cross_file_duplicate_appears_in_the_child_when_the_parent_is_edited(client: LanguageClient) -> None:
+    root = client.root
+    parent, child = root / "CLAUDE.md", root / "services" / "billing" / "CLAUDE.md"
+    await diagnostics_for(client, parent, until=lambda ds: "CTX301" in codes(ds))
+    refunds = next(i for i, t in enumerate(child.read_text().split("\n")) if t.startswith("- Refunds go through"))
+
+    def dup_on_refunds(ds):
+        return any(d.code == "CTX201" and d.range.start.line == refunds for d in ds)
+
+    before = await diagnostics_for(client, child, until=lambda ds: "CTX201" in codes(ds))  # an older duplicate
+    assert not dup_on_refunds(before)
+    text = parent.read_text()
+    client.text_document_did_open(T.DidOpenTextDocumentParams(T.TextDocumentItem(
+        uri=parent.as_uri(), language_id="markdown", version=1, text=text)))
+    edited = text + "- Refunds go through `src/refunds.py`.\n"  # the child says the same thing
+    client.text_document_did_change(T.DidChangeTextDocumentParams(
+        text_document=T.VersionedTextDocumentIdentifier(uri=parent.as_uri(), version=2),
+        content_changes=[T.TextDocumentContentChangeWholeDocument(text=edited)]))
+    ds = await diagnostics_for(client, child, until=dup_on_refunds)
+    dup = next(d for d in ds if d.code == "CTX201" and d.range.start.line == refunds)
+    assert dup.related_information and dup.related_information[0].location.uri == parent.as_uri()
+
+
+async def test_links_definition_and_import_hover(client: LanguageClient) -> None:
+    root = client.root
+    claude = root / "CLAUDE.md"
+    await diagnostics_for(client, claude)
+    links = await client.text_document_document_link_async(T.DocumentLinkParams(
+        text_document=T.TextDocumentIdentifier(uri=claude.as_uri())))
+    targets = {l.target for l in links}
+    assert (root / "docs" / "arch.md").as_uri() in targets and (root / "services").as_uri() in targets
+    assert not any("missing.md" in t for t in targets)
+    loc = await client.text_document_definition_async(T.DefinitionParams(
+        text_document=T.TextDocumentIdentifier(uri=claude.as_uri()), position=T.Position(3, 3)))
+    assert loc.uri == (root / "docs" / "arch.md").as_uri()
+    hover = await client.text_document_hover_async(T.HoverParams(
+        text_document=T.TextDocumentIdentifier(uri=claude.as_uri()), position=T.Position(3, 3)))
+    assert "`docs/arch.md`" in hover.contents.value and "tokens" in hover.contents.value
+    hover = await client.text_document_hover_async(T.HoverParams(
+        text_document=T.TextDocumentIdentifier(uri=claude.as_uri()), position=T.Position(2, 8)))
+    assert "file not found" in hover.contents.value
+
+
+async def test_skill_lens_and_frontmatter_hover(client: LanguageClient) -> None:
+    skill = client.root / ".claude" / "skills" / "release" / "SKILL.md"
+    await diagnostics_for(client, client.root / "CLAUDE.md")
+    lenses = await client.text_document_code_lens_async(T.CodeLensParams(
+        text_document=T.TextDocumentIdentifier(uri=skill.as_uri())))
+    assert lenses[0].command.title.startswith("listing ") and "body" in lenses[0].command.title
+    hover = await client.text_document_hover_async(T.HoverParams(
+        text_document=T.TextDocumentIdentifier(uri=skill.as_uri()), position=T.Position(1, 2)))
+    assert "Skill `release`" in hover.contents.value and "listed with its description" in hover.contents.value
+
+
+async def test_initial_scan_reports_progress(client: LanguageClient) -> None:
+    await diagnostics_for(client, client.root / "CLAUDE.md", until=lambda ds: "CTX301" in codes(ds))
+    if client.profile != "visual-studio-code":  # the neovim snapshot declares no workDoneProgress
+        return
+    (reports,) = client.progress_reports.values()
+    assert isinstance(reports[0], T.WorkDoneProgressBegin) and isinstance(reports[-1], T.WorkDoneProgressEnd)
+
+
+async def test_a_burst_of_file_events_is_one_refresh(client: LanguageClient) -> None:
+    root = client.root
+    await diagnostics_for(client, root / "CLAUDE.md", until=lambda ds: "CTX301" in codes(ds))
+    before = await client.workspace_execute_command_async(T.ExecuteCommandParams(command="ctxls.status"))
+    gen = root / "generated"
+    gen.mkdir()
+    for i in range(500):  # like a checkout touching 500 files
+        (gen / f"m{i}.py").write_text(f"x = {i}\n")
+    (gen / "CLAUDE.md").write_text("# Generated\n@nowhere.md\n")
+    await diagnostics_for(client, gen / "CLAUDE.md", until=lambda ds: "CTX301" in codes(ds))
+    await asyncio.sleep(0.5)
+    after = await client.workspace_execute_command_async(T.ExecuteCommandParams(command="ctxls.status"))
+    assert after["watch_events"] - before["watch_events"] >= 500
+    assert after["watch_batches"] - before["watch_batches"] <= 3, (before, after)
+    assert after["checks"] - before["checks"] <= 3, (before, after)

@@ -14,6 +14,7 @@ CONTEXT_REPORT = "ctxls.contextReport"
 BUDGET_REPORT = "ctxls.budgetReport"
 REFRESH = "ctxls.refresh"
 APPLY_FIX = "ctxls.applyFix"
+STATUS = "ctxls.status"
 
 
 def register(server: CtxlsServer) -> None:
@@ -86,6 +87,16 @@ def register(server: CtxlsServer) -> None:
         res = await ls.workspace_apply_edit_async(T.ApplyWorkspaceEditParams(
             label=f"ctxls: {fix.title}", edit=workspace_edit(ls, fix)))
         return {"applied": bool(res and res.applied), "reason": getattr(res, "failure_reason", None)}
+
+    @server.command(STATUS)
+    def status(ls: CtxlsServer, *args):
+        """Counters for clients and tests: how many checks ran and how file events were batched."""
+        eng = ls.engine
+        co = getattr(ls, "coalescer", None)
+        return {"checks": ls.checks_run, "generation": eng.generation if eng else 0,
+                "last_check_mode": eng.last_check_mode if eng else None,
+                "watch_batches": co.batches if co else 0, "watch_events": co.events if co else 0,
+                "findings": sum(len(v) for v in eng.findings.values()) if eng else 0}
 
     @server.command(REFRESH)
     async def refresh(ls: CtxlsServer, *args):

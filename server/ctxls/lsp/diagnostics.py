@@ -36,6 +36,7 @@ def drop_pull_features(ls: CtxlsServer) -> None:
 def register(server: CtxlsServer) -> None:
     server._check_task = None
     server._check_sleeping = False
+    server.checks_run = 0
     server.published_keys = {}
     server._check_lock = asyncio.Lock()
     server._checked_generation = -1
@@ -146,6 +147,7 @@ async def run_check(ls: CtxlsServer) -> None:
         if ls._checked_generation == gen:
             return
         await asyncio.shield(ls.in_thread(engine.check))
+        ls.checks_run += 1
         ls._checked_generation = gen
         for e in engine.errors:
             ls.log(f"rule skipped after an internal error: {e}")

@@ -40,6 +40,7 @@ class Coalescer:
         self.task: asyncio.Task | None = None
         self.first_at: float | None = None
         self.batches = 0
+        self.events = 0
 
     def add(self, path: Path, structural: bool) -> None:
         """Thread-safe entry point."""
@@ -48,6 +49,7 @@ class Coalescer:
     def _add(self, path: Path, structural: bool) -> None:
         if _ignored(path):
             return
+        self.events += 1
         self.pending[path] = self.pending.get(path, False) or structural
         if self.first_at is None:
             self.first_at = self.loop.time()
