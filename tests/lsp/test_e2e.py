@@ -294,3 +294,24 @@ async def test_a_burst_of_file_events_is_one_refresh(client: LanguageClient) -> 
     assert after["watch_events"] - before["watch_events"] >= 500
     assert after["watch_batches"] - before["watch_batches"] <= 3, (before, after)
     assert after["checks"] - before["checks"] <= 3, (before, after)
+
+
+async def test_client_file_events_do_not_repeat_watcher_work(client: LanguageClient) -> None:
+    root = client.root
+    api = root / "services" / "api" / "CLAUDE.md"
+    await diagnostics_for(client, root / "CLAUDE.md", until=lambda ds: "CTX301" in codes(ds))
+    api.write_text(api.read_text() + "@gone.md\n")  # the server's own watcher sees this
+    await diagnostics_for(client, api, until=lambda ds: "CTX301" in codes(ds))
+    await asyncio.sleep(0.3)
+    before = await client.workspace_execute_command_async(T.ExecuteCommandParams(command="ctxls.status"))
+    # the editor reports the same change late: nothing new to do
+    client.workspace_did_change_watched_files(T.DidChangeWatchedFilesParams(changes=[
+        T.FileEvent(uri=api.as_uri(), type=T.FileChangeType.Changed)]))
+    await asyncio.sleep(0.5)
+    after = await client.workspace_execute_command_async(T.ExecuteCommandParams(command="ctxls.status"))
+    assert after["checks"] == before["checks"] and after["generation"] == before["generation"]
+    # a change only the client reports (say, a remote file system) is picked up
+    api.write_text(api.read_text().replace("@gone.md\n", ""))
+    client.workspace_did_change_watched_files(T.DidChangeWatchedFilesParams(changes=[
+        T.FileEvent(uri=api.as_uri(), type=T.FileChangeType.Changed)]))
+    await diagnostics_for(client, api, until=lambda ds: "CTX301" not in codes(ds))
