@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
@@ -86,7 +87,7 @@ class CtxlsServer(LanguageServer):
         return (src.text or "").split("\n")
 
     def log(self, message: str, level: T.MessageType = T.MessageType.Log) -> None:
-        print(f"ctxls: {message}", file=__import__("sys").stderr, flush=True)
+        print(f"ctxls: {message}", file=sys.stderr, flush=True)
         try:
             self.window_log_message(T.LogMessageParams(type=level, message=message))
         except Exception:
