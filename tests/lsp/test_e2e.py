@@ -164,7 +164,8 @@ async def test_quick_fix_through_apply_edit(client: LanguageClient) -> None:
 async def test_file_created_and_deleted_on_disk(client: LanguageClient) -> None:
     root = client.root
     sub = root / "services" / "api"
-    await diagnostics_for(client, root / "CLAUDE.md")
+    # after the initial scan, so the file reaches the server through the watcher
+    await diagnostics_for(client, root / "CLAUDE.md", until=lambda ds: "CTX301" in codes(ds))
     new = sub / "CLAUDE.md"
     new.write_text("# API\n@nope.md\n")
     await diagnostics_for(client, new, until=lambda ds: "CTX301" in codes(ds))
@@ -275,7 +276,11 @@ async def test_initial_scan_reports_progress(client: LanguageClient) -> None:
     await diagnostics_for(client, client.root / "CLAUDE.md", until=lambda ds: "CTX301" in codes(ds))
     if client.profile != "visual-studio-code":  # the neovim snapshot declares no workDoneProgress
         return
-    (reports,) = client.progress_reports.values()
+    for _ in range(200):  # the end report follows the first publish
+        (reports,) = client.progress_reports.values()
+        if isinstance(reports[-1], T.WorkDoneProgressEnd):
+            break
+        await asyncio.sleep(0.05)
     assert isinstance(reports[0], T.WorkDoneProgressBegin) and isinstance(reports[-1], T.WorkDoneProgressEnd)
 
 

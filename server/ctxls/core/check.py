@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import operator
 import os
 import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import itemgetter
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from . import discovery as D
 from .findings import SEVERITIES, SEVERITY_RANK, Finding
@@ -112,6 +115,21 @@ class FileInfo:
     def prepared(self) -> Prepared:
         return prepare(self.text or "")
 
+    @cached_property
+    def suppressions(self) -> tuple[tuple[bool, tuple[str, ...], int, bool], ...]:
+        """The file's `ctxls-ignore` comments, parsed once: (whole file, upper-cased codes (empty: all), 0-based
+        line, alone on its line so that it covers the next one)."""
+        text = self.text
+        if text is None or "ctxls-" not in text:
+            return ()
+        out = []
+        for m in _SUPPRESS_RE.finditer(text):
+            kind, codes = m.group(1), m.group(2).replace(",", " ").split()
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            out.append((kind in ("ignore-file", "disable"), tuple(c.upper() for c in codes),
+                        text.count("\n", 0, m.start()), not text[line_start:m.start()].strip()))
+        return tuple(out)
+
 
 class Workspace:
     """Everything rules may ask about one workspace. Expensive answers are computed once and cached."""
@@ -126,10 +144,21 @@ class Workspace:
         self.counter = counter or TokenCounter(factor_for(self.settings.model, self.settings.token_factor))
         self._index = index
         self._sessions: dict[Path, Session] = {}
+        self._session_list: list[Session] | None = None
         self._files: dict[Path, FileInfo] = {}
         self.walked_dirs: list[Path] = []
         self.scope: set[Path] | None = None
         """When set, `files()` yields only these (an incremental re-check of per-file rules)."""
+
+    @contextmanager
+    def unscoped(self) -> Iterator[None]:
+        """Lift `scope` for a while: a rule that reports on scoped files only may need to see every file to
+        know how those load."""
+        scope, self.scope = self.scope, None
+        try:
+            yield
+        finally:
+            self.scope = scope
 
     # ---------------------------------------------------------------- inventory
     @property
@@ -171,13 +200,15 @@ class Workspace:
 
     def files(self, *kinds: str) -> list[FileInfo]:
         """Instruction sources of the given kinds (all when none), memory files included."""
-        out = [self.file(s.path, s.kind) for s in self.index.sources if not kinds or s.kind in kinds]
+        scope = self.scope
+        out = [self.file(s.path, s.kind) for s in self.index.sources
+               if (not kinds or s.kind in kinds) and (scope is None or s.path in scope)]
         if not kinds or D.MEMORY_INDEX in kinds or D.MEMORY_TOPIC in kinds:
             for p in self.memory_files:
                 k = D.MEMORY_INDEX if p.name == "MEMORY.md" else D.MEMORY_TOPIC
-                if not kinds or k in kinds:
+                if (not kinds or k in kinds) and (scope is None or p in scope):
                     out.append(self.file(p, k))
-        return [f for f in out if f.text is not None and (self.scope is None or f.path in self.scope)]
+        return [f for f in out if f.text is not None]
 
     @property
     def all_files(self) -> list[Path]:
@@ -227,7 +258,9 @@ class Workspace:
         """The startup session of every directory of the workspace.
 
         A directory with no instruction files, no `.claude/` and no `.git` loads exactly what its parent
-        loads, so it shares the parent's blocks (only `start_dir` differs)."""
+        loads, so it shares the parent's blocks (only `start_dir` differs). Computed once per workspace."""
+        if self._session_list is not None:
+            return list(self._session_list)
         out: list[Session] = []
         by_dir: dict[Path, Session] = {}
         if not self._sessions:
@@ -241,18 +274,33 @@ class Workspace:
                 s = self.session(d)
             by_dir[d] = s
             out.append(s)
-        return out
+        self._session_list = out
+        return list(out)
 
     @cached_property
     def loads_in(self) -> dict[str, int]:
-        """Real path of each file -> bitmask of the directory sessions (index.dirs order) that load it."""
+        """Real path of each file -> bitmask of the directory sessions (index.dirs order) that load it.
+
+        Kept in the file-system snapshot for as long as every session keeps its list of blocks (an edit that
+        changes only a file's own block patches the list in place, which never changes what loads)."""
+        lists = [s.blocks for s in self.sessions()]
+        key = ("loads_in", self.root)
+        got = self.fs.memo.get(key)
+        if got is not None and same_items(got[0], lists):
+            return got[1]
+        # Inert directories share their parent's blocks: walk each list of blocks once, for all its sessions.
+        shared: dict[int, tuple[list, int]] = {}
+        for i, blocks in enumerate(lists):
+            prev = shared.get(id(blocks))
+            shared[id(blocks)] = (blocks, (prev[1] if prev else 0) | 1 << i)
         masks: dict[str, int] = {}
-        for i, s in enumerate(self.sessions()):
-            bit = 1 << i
-            for b in s.blocks:
+        realpath = self.fs.realpath
+        for blocks, bits in shared.values():
+            for b in blocks:
                 if b.source is not None:
-                    k = self.fs.realpath(b.source)
-                    masks[k] = masks.get(k, 0) | bit
+                    k = realpath(b.source)
+                    masks[k] = masks.get(k, 0) | bits
+        self.fs.memo[key] = (lists, masks)
         return masks
 
     def sessions_loading(self, path: Path) -> int:
@@ -289,24 +337,58 @@ def run_checks(ws: Workspace, paths: Iterable[Path] | None = None,
     for code, info in registry.items():
         if not ws.config.enabled(code) or (codes is not None and not codes(code)):
             continue
+        start = len(findings)
         try:
-            for f in info.func(ws):
-                f.severity = ws.config.severity.get(code, f.severity)
-                findings.append(f)
+            findings.extend(info.func(ws))
         except Exception as exc:  # one broken rule never takes the others down
             log.exception("rule %s crashed", code)
             errors.append(f"{code} ({info.name}) crashed: {type(exc).__name__}: {exc}")
+        severity = ws.config.severity.get(code)
+        if severity is not None:
+            for f in findings[start:]:
+                f.severity = severity
     wanted = [Path(os.path.abspath(p)) for p in paths or ()]
     if wanted and ws.root not in wanted:  # the root itself means everything, memory outside it included
         findings = [f for f in findings if any(f.path == w or _under(f.path, w) for w in wanted)]
-    findings = [f for f in findings if not suppressed(f, ws)]
-    seen: set[tuple] = set()
+    marks: dict[str, tuple] = {}  # by path string: Path equality is slow, and many findings share a file
+    kept = []
+    for f in findings:
+        k = str(f.path)
+        m = marks.get(k)
+        if m is None:
+            m = marks[k] = ws.file(f.path).suppressions
+        if not m or not suppressed(f, ws):
+            kept.append(f)
+    findings = kept
+    keyed = [(order_key(f), f) for f in findings]
+    keyed.sort(key=itemgetter(0))
+    # Drop repeats (same path, span, code and message): they sort next to each other, among the findings
+    # with the same order key.
     unique = []
-    for f in sorted(findings, key=lambda f: (str(f.path), f.span, f.code)):
-        if f.key() not in seen:
-            seen.add(f.key())
-            unique.append(f)
+    last: tuple | None = None
+    messages: set[str] = set()
+    for k, f in keyed:
+        if k != last:
+            last = k
+            messages = {f.message}
+        elif f.message in messages:
+            continue
+        else:
+            messages.add(f.message)
+        unique.append(f)
     return CheckResult(unique, errors)
+
+
+def same_items(a: list, b: list) -> bool:
+    """The two lists hold the very same objects, in the same order."""
+    return len(a) == len(b) and all(map(operator.is_, a, b))
+
+
+def order_key(f: Finding) -> tuple:
+    """The order findings are reported in: path, span, code (the span's fields inlined: comparing them as plain
+    integers is several times faster than comparing `Span` objects, for the same order)."""
+    s = f.span
+    return (str(f.path), s.start_line, s.start_col, s.end_line, s.end_col, f.code)
 
 
 def _under(path: Path, base: Path) -> bool:
@@ -320,21 +402,18 @@ def _under(path: Path, base: Path) -> bool:
 def suppressed(f: Finding, ws: Workspace) -> bool:
     """`<!-- ctxls-ignore CTX201 -->` on the finding's line or the line above; `<!-- ctxls-ignore-file CTX201 -->`
     anywhere in the file. Without codes, every rule is silenced."""
-    fi = ws.file(f.path)
-    if fi.text is None or "ctxls-" not in fi.text:
+    marks = ws.file(f.path).suppressions
+    if not marks:
         return False
-    for m in _SUPPRESS_RE.finditer(fi.text):
-        kind, codes = m.group(1), m.group(2).replace(",", " ").split()
-        if codes and not any(f.code.startswith(c.upper()) for c in codes):
+    for whole_file, codes, line, alone in marks:
+        if codes and not any(f.code.startswith(c) for c in codes):
             continue
-        if kind in ("ignore-file", "disable"):
+        if whole_file:
             return True
-        line = fi.text.count("\n", 0, m.start())
         if line == f.span.start_line:
             return True
         # on the line above only when the comment stands alone there (a trailing comment covers its own line)
-        line_start = fi.text.rfind("\n", 0, m.start()) + 1
-        if line == f.span.start_line - 1 and not fi.text[line_start:m.start()].strip():
+        if line == f.span.start_line - 1 and alone:
             return True
     return False
 

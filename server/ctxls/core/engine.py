@@ -2,23 +2,27 @@
 
 The engine owns one `FileSystem` snapshot (with editor buffers as overlays), the token cache, the workspace
 index and the startup sessions computed so far.  Edits and file events invalidate only what depends on the
-changed file: sessions that loaded it, the rule/skill sets when a `.claude/` file changes, the index when a
-file appears or disappears.  Everything here is synchronous and pure apart from reading files; the LSP layer
+changed file: sessions that loaded it (patched in place when the edit changed only that file's own block), the
+rule/skill sets when a `.claude/` file changes, the index when a file appears or disappears.  Everything here is synchronous and pure apart from reading files; the LSP layer
 runs it off the event loop.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import discovery as D
-from .check import CheckConfig, Workspace, run_checks
+from . import model as M
+from .check import CheckConfig, Workspace, order_key, run_checks, same_items
 from .findings import Finding
-from .fs import FileSystem
-from .loader import load_session
+from .fs import FileSystem, SourceText
+from .loader import LABELS, load_session, render_file, resolve_import
+from .markdown import ImportRef, Prepared, prepare
 from .model import Session
 from .settings import Settings
 from .tokens import TokenCounter, factor_for
@@ -47,6 +51,12 @@ class Engine:
         """Held briefly by edits and file events."""
         self._index: D.WorkspaceIndex | None = None
         self._sessions: dict[Path, Session] = {}
+        self._pending: dict[Path, tuple[Session, dict[Path, tuple[SourceText, tuple[int, ...]]]]] = {}
+        """Sessions that loaded an edited file, with, per such file, the version they were loaded with and the
+        positions of its blocks: the next check patches them in place when it can (see `_patch`), or leaves
+        them to be reloaded."""
+        self._before: dict[Path, str | None] = {}
+        """Each file edited since the last check: its text then (what the kept findings were computed from)."""
         self._workspace: Workspace | None = None
         self.findings: dict[Path, list[Finding]] = {}
         self.errors: list[str] = []
@@ -54,7 +64,11 @@ class Engine:
         self._full_check = True
         self._dirty_paths: set[Path] = set()
         self._file_findings: list[Finding] = []
+        """Findings of the per-file rules, in report order within each file."""
         self._global_findings: list[Finding] = []
+        """Findings of the workspace-scoped rules, in report order."""
+        self._merged: dict[str, tuple[list[Finding], list[Finding], list[Finding]]] = {}
+        """By path: the two lists merged last time, and the result."""
         self.last_check_mode = "full"
 
     # ------------------------------------------------------------------ configuration
@@ -65,6 +79,7 @@ class Engine:
             self.fs.invalidate()
             self._index = None
             self._sessions.clear()
+            self._pending.clear()
             self._workspace = None
             self._full_check = True
 
@@ -82,38 +97,223 @@ class Engine:
         """Edits never wait for a running check (they only take the short mutation lock); a check that read
         the old text is followed by another one, because the generation moved on."""
         with self._mut:
-            if self.fs.set_overlay(path, text) and self.affects_analysis(path):
-                self._dirty(path, structural=False)
+            if not self.affects_analysis(path):
+                self.fs.set_overlay(path, text)
+                return
+            before = self.fs.read(path, self.settings.max_file_bytes)  # what the analyses so far have read
+            if self.fs.set_overlay(path, text):
+                self._dirty(path, structural=False, before=before)
 
     def file_changed(self, path: Path, structural: bool) -> None:
         """A file event from the watcher or the client (created/deleted = structural)."""
         with self._mut:
             if path in self.fs.overlays and not structural:
                 return  # the editor's buffer is the truth for open files
+            # the snapshot still holds the text the analyses read (a file never read is read anew: no
+            # session or finding depends on an earlier version of it)
+            before = None if structural else self.fs.read(path, self.settings.max_file_bytes)
             self.fs.changed(path, structural)
-            self._dirty(path, structural)
+            self._dirty(path, structural, before)
 
-    def _dirty(self, path: Path, structural: bool) -> None:
+    def _dirty(self, path: Path, structural: bool, before: SourceText | None = None) -> None:
         self.generation += 1
         self._workspace = None
         if structural or path.name in (".ctxls.toml", "pyproject.toml"):
             self._full_check = True
         else:
             self._dirty_paths.add(path)
+            self._before.setdefault(path, before.text if before is not None else None)
         if structural or ".claude" in path.parts or self._index is None:
             if structural:
                 self._index = None
             self._sessions.clear()
+            self._pending.clear()
             return
         real = self.fs.realpath(path)
+        realpath = self.fs.realpath
+        where: dict[int, tuple[int, ...] | None] = {}  # by list of blocks (inert directories share their parent's)
+
+        def blocks_of(s: Session) -> tuple[int, ...] | None:
+            """Positions of the blocks of ``path`` in ``s``; None when ``s`` skipped it (empty, unreadable...):
+            it may load now."""
+            if id(s.blocks) not in where:
+                at = tuple(i for i, b in enumerate(s.blocks) if b.source is not None and realpath(b.source) == real)
+                where[id(s.blocks)] = None if any(realpath(k.source) == real for k in s.skipped) else at
+            return where[id(s.blocks)]
+
+        def may_load_now(d: Path) -> bool:
+            # a file that did not load before (empty, unreadable) may load now
+            return path.name in ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "MEMORY.md") and (
+                str(d).startswith(str(path.parent)) or str(path.parent).startswith(str(d)))
+
+        patchable = before is not None and before.ok
         for d, s in list(self._sessions.items()):
-            if any(b.source is not None and (b.source == path or self.fs.realpath(b.source) == real)
-                   for b in s.blocks):
+            at = blocks_of(s)
+            if at or at is None or may_load_now(d):
                 del self._sessions[d]
-            elif path.name in ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "MEMORY.md"):
-                # a file that did not load before (empty, unreadable) may load now
-                if str(d).startswith(str(path.parent)) or str(path.parent).startswith(str(d)):
-                    del self._sessions[d]
+                if at and patchable:
+                    self._pending[d] = (s, {path: (before, at)})
+        for d, (s, edits) in list(self._pending.items()):
+            if d in self._sessions:
+                continue  # loaded afresh meanwhile: the next check drops this entry
+            at = blocks_of(s)
+            if at and patchable:
+                edits.setdefault(path, (before, at))
+            elif at or at is None or may_load_now(d):
+                del self._pending[d]
+
+    # ------------------------------------------------------------------ patching sessions
+    _PATCHABLE = (M.CLAUDE_MD, M.AGENTS_MD, M.RULE, M.IMPORT)
+
+    def _patch_sessions(self) -> None:
+        """Patch the sessions that loaded edited files (under the mutation lock: no edit interleaves)."""
+        pending, self._pending = self._pending, {}
+        done: dict[tuple, bool] = {}
+        checked: dict[tuple, tuple | None] = {}
+        renders: dict[tuple, tuple[str, int]] = {}
+        for d, (s, edits) in pending.items():
+            if d in self._sessions:
+                continue  # loaded afresh meanwhile (a hover)
+            # directories that load what their parent loads share its blocks: patch them once
+            key = (id(s.blocks), tuple((p, id(e[0])) for p, e in edits.items()))
+            ok = done.get(key)
+            if ok is None:
+                ok = done[key] = self._patch(s, edits, checked, renders)
+            if ok:
+                self._sessions[d] = s
+
+    def _edit(self, path: Path, before: SourceText) -> tuple[Prepared, Prepared, dict] | None:
+        """The file before and after the edits, and where its imports moved ((raw, old line) -> new line); None
+        when the edit changes more than the file's own block and the line numbers quoted about its imports: it
+        no longer loads, or it imports other files."""
+        now = self.fs.read(path, self.settings.max_file_bytes)
+        if not now.ok or now.notes != before.notes:
+            return None
+        old, new = prepare(before.text or ""), prepare(now.text or "")
+        if not new.content:
+            return None
+        if [(r.raw, r.path) for r in new.imports] != [(r.raw, r.path) for r in old.imports]:
+            return None
+        moved = {(o.raw, o.line): n.line for o, n in zip(old.imports, new.imports) if o.line != n.line}
+        return old, new, moved
+
+    def _patch(self, s: Session, edits: dict[Path, tuple[SourceText, tuple[int, ...]]], checked: dict,
+               renders: dict[tuple, tuple[str, int]]) -> bool:
+        """Update ``s`` in place for edits that leave every other block alone (see `_edit`): the edited file's
+        block gets its new text, tokens, loaded lines, cut and notes (those about `@` in code quote lines), the
+        skipped imports of the file quote their new lines, and the running totals are redone, exactly as a
+        reload would set them. False (nothing changed) when that cannot be shown: the session is then reloaded."""
+        if self.settings.agents_md_mode == "claude-md-and-agents-md":
+            return False  # whether an AGENTS.md loads depends on the other blocks' text
+        plan: dict[int, tuple] = {}
+        skips: dict[int, M.Skipped] = {}
+        for path, (before, positions) in edits.items():
+            key = (path, id(before))
+            if key not in checked:
+                checked[key] = self._edit(path, before)
+            got = checked[key]
+            if got is None or not positions:
+                return False
+            old, new, moved = got
+            for i in positions:
+                b = s.blocks[i]
+                if b.kind not in self._PATCHABLE or b.tier not in LABELS or i in plan:
+                    return False
+                lazy = not b.startup
+                was = self._render(renders, b.source, b.tier, lazy, old.content)[0]
+                if b.text != was or b.lines != (old.first_line, old.last_line) or b.cut != _cut(old):
+                    return False  # the block is not what that version renders to
+                notes = b.notes
+                if new.skipped_imports != old.skipped_imports:
+                    k = len(b.notes) - len(old.skipped_imports)
+                    if k < 0 or b.notes[k:] != [_code_note(r) for r in old.skipped_imports]:
+                        return False
+                    notes = b.notes[:k] + [_code_note(r) for r in new.skipped_imports]
+                if moved:
+                    trigger = "import:" + (s.display_source(b.source) or str(b.source))
+                    for j, k in enumerate(s.skipped):
+                        if k.trigger == trigger:
+                            if j in skips:
+                                return False
+                            reason = _renumber(k.reason, moved)
+                            if reason != k.reason:
+                                skips[j] = dataclasses.replace(k, reason=reason)
+                text, tokens = self._render(renders, b.source, b.tier, lazy, new.content)
+                plan[i] = (text, tokens, (new.first_line, new.last_line), _cut(new), notes)
+        for i, (text, tokens, lines, cut, notes) in plan.items():
+            b = s.blocks[i]
+            b.text, b.tokens, b.lines, b.cut, b.notes = text, tokens, lines, cut, notes
+            b.estimated = self.counter.estimated
+        for j, k in skips.items():
+            s.skipped[j] = k
+        first = min(plan)
+        total = s.blocks[first - 1].cumulative if first else 0
+        for b in s.blocks[first:]:
+            total += b.tokens
+            b.cumulative = total
+        return True
+
+    def _render(self, renders: dict, path: Path, tier: str, lazy: bool, content: str) -> tuple[str, int]:
+        key = (path, tier, lazy, content)
+        got = renders.get(key)
+        if got is None:
+            text = render_file(path, tier, content, lazy)
+            got = renders[key] = (text, self.counter.count(text))
+        return got
+
+    def _scope(self, ws: Workspace, dirty: set[Path], before: dict[Path, str | None]) -> set[Path]:
+        """The files whose per-file findings an incremental check redoes: the edited files; when an edit changed
+        what a file imports, everything it imports, directly or not, before or after (whether, and as what,
+        those load may have changed); and for each of those that is not an instruction source, the sources
+        that import it (rules reach imported files from the sources)."""
+        scope = set(dirty)
+        for p in dirty:
+            old = self._imports_of(p, before.get(p))
+            new = self._imports_of(p, self.fs.read(p, self.settings.max_file_bytes).text)
+            if old != new:
+                scope |= self._downstream(old + new)
+        sources = {fi.path for fi in ws.files()}
+        orphans = scope - sources
+        if orphans:
+            scope |= self._upstream(ws, orphans) & sources
+        return scope
+
+    def _downstream(self, todo: list[Path]) -> set[Path]:
+        """``todo`` and every file they import, directly or not."""
+        out: set[Path] = set()
+        while todo:
+            t = todo.pop()
+            if t not in out:
+                out.add(t)
+                todo += self._imports_of(t, self.fs.read(t, self.settings.max_file_bytes).text)
+        return out
+
+    def _upstream(self, ws: Workspace, targets: set[Path]) -> set[Path]:
+        """Every file from which an instruction source's imports reach one of ``targets``."""
+        importers: dict[Path, set[Path]] = {}
+        seen: set[Path] = set()
+        todo = [fi.path for fi in ws.files()]
+        while todo:
+            p = todo.pop()
+            if p in seen:
+                continue
+            seen.add(p)
+            for t in self._imports_of(p, self.fs.read(p, self.settings.max_file_bytes).text):
+                importers.setdefault(t, set()).add(p)
+                todo.append(t)
+        out: set[Path] = set()
+        todo = list(targets)
+        while todo:
+            for p in importers.get(todo.pop(), ()):
+                if p not in out:
+                    out.add(p)
+                    todo.append(p)
+        return out
+
+    def _imports_of(self, path: Path, text: str | None) -> list[Path]:
+        if not text:
+            return []
+        return [resolve_import(path, ref.path, self.settings.home) for ref in prepare(text).imports]
 
     # ------------------------------------------------------------------ queries
     @property
@@ -149,14 +349,16 @@ class Engine:
         """Run the rules; returns findings grouped by file.
 
         After content-only edits, rules whose findings depend on one file at a time run for the edited files
-        alone and keep their earlier findings elsewhere; workspace-scoped rules (duplicates, directory budgets,
-        import graphs) always run in full. Structural changes and configuration changes run everything."""
+        alone (and the files whose loading the edits may have changed, see `_scope`) and keep their earlier
+        findings elsewhere; workspace-scoped rules (duplicates, directory budgets, import graphs) always run in
+        full, over analyses they keep up to date. Structural changes and configuration changes run everything."""
         from .rules import WORKSPACE_SCOPED
 
         with self.lock:
             with self._mut:
-                dirty, full = self._dirty_paths, self._full_check
-                self._dirty_paths, self._full_check = set(), False
+                dirty, full, before = self._dirty_paths, self._full_check, self._before
+                self._dirty_paths, self._full_check, self._before = set(), False, {}
+                self._patch_sessions()
             ws = self.workspace()
             if full:
                 res = run_checks(ws)
@@ -166,23 +368,47 @@ class Engine:
                 self.last_check_mode = "full"
             else:
                 glob = run_checks(ws, codes=lambda c: c in WORKSPACE_SCOPED)
-                ws.scope = dirty
+                scope = self._scope(ws, dirty, before)
+                ws.scope = scope
                 try:
                     local = run_checks(ws, codes=lambda c: c not in WORKSPACE_SCOPED)
                 finally:
                     ws.scope = None
-                kept = [f for f in self._file_findings if f.path not in dirty]
-                seen = {f.key() for f in kept}
+                kept = [f for f in self._file_findings if f.path not in scope]
+                # a re-checked finding elsewhere than in the scope may repeat a kept one
+                elsewhere = {f.path for f in local.findings if f.path not in scope}
+                seen = {f.key() for f in kept if f.path in elsewhere}
                 self._file_findings = kept + [f for f in local.findings if f.key() not in seen]
+                if elsewhere:
+                    self._file_findings.sort(key=order_key)
                 self._global_findings = glob.findings
                 errors = glob.errors + local.errors
                 self.last_check_mode = f"incremental ({len(dirty)} file{'s' if len(dirty) != 1 else ''})"
-            grouped: dict[Path, list[Finding]] = {}
-            for f in sorted(self._file_findings + self._global_findings, key=lambda f: (str(f.path), f.span, f.code)):
-                grouped.setdefault(f.path, []).append(f)
+            grouped = self._group()
             self.findings = grouped
             self.errors = errors
             return grouped
+
+    def _group(self) -> dict[Path, list[Finding]]:
+        """All findings by file, files in path order, each file's in span and code order. (Both lists are in
+        that order within each file: only files with both kinds need merging.)"""
+        per_file = _by_path(self._file_findings)
+        per_glob = _by_path(self._global_findings)
+        grouped: dict[Path, list[Finding]] = {}
+        merged, self._merged = self._merged, {}
+        for key in sorted(per_file.keys() | per_glob.keys()):
+            a, b = per_file.get(key), per_glob.get(key)
+            if a is None or b is None:
+                found = a or b
+            else:
+                prev = merged.get(key)
+                if prev is not None and same_items(prev[0], a) and same_items(prev[1], b):
+                    found = prev[2]  # the same findings as last time (most are kept from check to check)
+                else:
+                    found = sorted(a + b, key=order_key)
+                self._merged[key] = (a, b, found)
+            grouped[found[0].path] = found
+        return grouped
 
     def lens(self, path: Path) -> FileLens | None:
         """Tokens of an instruction file and in how many directories it loads at startup vs on touch."""
@@ -204,3 +430,40 @@ class Engine:
             elif kind == D.RULE:
                 touch = len(ws.index.dirs) - startup if startup < len(ws.index.dirs) else 0
             return FileLens(tokens, startup, touch, kind)
+
+
+def _by_path(findings: list[Finding]) -> dict[str, list[Finding]]:
+    """Findings by path string (cheaper to hash and compare than paths), in their order."""
+    out: dict[str, list[Finding]] = {}
+    for f in findings:
+        k = str(f.path)
+        got = out.get(k)
+        if got is None:
+            out[k] = [f]
+        else:
+            got.append(f)
+    return out
+
+
+def _code_note(ref: ImportRef) -> str:
+    """A file block's note about an `@` that does not import, as the loader words it (a patch checks the old
+    notes against this wording before it writes new ones)."""
+    return f"@{ref.raw} on line {ref.line} is inside code or a comment: not imported"
+
+
+def _renumber(reason: str, moved: dict[tuple[str, int], int]) -> str:
+    """A skipped import's reason with the import's line number brought up to date (every reason about an import
+    quotes it as "@raw on line N")."""
+    raws = sorted({raw for raw, _ in moved}, key=len, reverse=True)
+    rx = re.compile("@(" + "|".join(re.escape(r) for r in raws) + r") on line (\d+)(?!\d)")
+
+    def sub(m: re.Match) -> str:
+        line = moved.get((m.group(1), int(m.group(2))), m.group(2))
+        return f"@{m.group(1)} on line {line}"
+
+    return rx.sub(sub, reason)
+
+
+def _cut(prep: Prepared) -> str | None:
+    """A file block's `cut`, as the loader sets it."""
+    return "; ".join(prep.removed) + " stripped" if prep.removed else None

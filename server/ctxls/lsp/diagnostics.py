@@ -6,12 +6,15 @@ republished."""
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from lsprotocol import types as T
 from pygls.capabilities import get_capability
 
 from .convert import path_to_uri, to_diagnostic
 from .server import CtxlsServer
+
+log = logging.getLogger("ctxls.diagnostics")
 
 IDENTIFIER = "ctxls"
 
@@ -147,6 +150,7 @@ async def run_check(ls: CtxlsServer) -> None:
         if ls._checked_generation == gen:
             return
         await asyncio.shield(ls.in_thread(engine.check))
+        log.debug("check of generation %s done (%s); now %s", gen, engine.last_check_mode, engine.generation)
         ls.checks_run += 1
         ls._checked_generation = gen
         for e in engine.errors:

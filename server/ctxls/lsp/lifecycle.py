@@ -39,12 +39,13 @@ def register(server: CtxlsServer) -> None:
             await fetch_client_settings(ls)
             ls.apply_configuration()
             await register_file_watching(ls)
+            # watch before scanning: a file that changes while the scan runs is queued, not missed
+            from .watcher import start_watcher
+
+            start_watcher(ls)
             await initial_scan(ls)
         finally:
             ls.ready_event.set()
-        from .watcher import start_watcher
-
-        start_watcher(ls)
 
     @server.feature(T.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: CtxlsServer, params: T.DidChangeConfigurationParams) -> None:

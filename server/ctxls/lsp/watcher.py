@@ -6,6 +6,7 @@ processed once (it is keyed by path and the file's mtime/size)."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 from pathlib import Path
 
@@ -13,6 +14,8 @@ from lsprotocol import types as T
 
 from ..core.discovery import SKIP_DIRS
 from .server import CtxlsServer
+
+log = logging.getLogger("ctxls.watch")
 
 QUIET_S = 0.1
 MAX_WAIT_S = 1.0
@@ -76,6 +79,7 @@ class Coalescer:
         if not work:
             return
         self.batches += 1
+        log.debug("file events: %s", [(str(p), s) for p, s in work[:5]])
         if len(work) >= FULL_REFRESH_AT:
             engine.fs.invalidate()
             engine.file_changed(self.ls.root, structural=True)

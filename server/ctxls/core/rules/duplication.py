@@ -26,6 +26,13 @@ in size order, each indexed under its rarest content words, the minimum a pair a
 plus a positional bound), and only between files that load together in at least one startup session
 (`Workspace.loads_in`), so nothing is compared all-against-all.  Both rules share one analysis per workspace,
 and units are cached per file content.
+
+Incremental: a long-lived file-system snapshot (the language server's) keeps the analysis, and after edits that
+leave the load order alone it is updated rather than rebuilt: only the edited files' units are redone (units
+whose text is unchanged keep their identity, also when lines above them moved), their near-duplicate links come
+from a word index, and only the units whose copies or near duplicates changed are matched again.  Findings are
+kept per match and rebuilt only when the match or a line they quote changes.  Updates give exactly what a full
+build gives (tests/test_engine.py checks this on random edits).
 """
 
 from __future__ import annotations
@@ -36,13 +43,14 @@ import os
 import re
 import weakref
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain
+from operator import itemgetter
 from pathlib import Path
 
 from .. import model as M
-from ..check import Workspace
+from ..check import Workspace, order_key, same_items
 from ..findings import Edit, Finding, Fix, Related, Span
 from ..markdown import prepare, structure
 from . import rule
@@ -99,6 +107,10 @@ class _File:
     pos: int = 0
     """Place in the load order."""
     rel: str | None = None
+    text: str = ""
+    """The content the units were taken from."""
+    span: tuple[int, int] = (0, 0)
+    """1-based first and last line the sessions load."""
 
 
 @dataclass(slots=True)
@@ -125,11 +137,20 @@ class _Match:
     similarity: float
 
 
-@dataclass
-class _Analysis:
-    files: list[_File]
-    units: list[_Unit]
-    matches: list[_Match] = field(default_factory=list)
+@dataclass(slots=True)
+class _Source:
+    """One file the startup sessions load, as the analysis needs it."""
+
+    real: str
+    path: Path
+    tier: str | None
+    span: tuple[int, int]
+    mask: int
+    text: str
+    mtime_ns: int
+    rows: tuple
+    private: bool
+    agents: bool
 
 
 _CACHE: "weakref.WeakKeyDictionary[Workspace, tuple[tuple, _Analysis]]" = weakref.WeakKeyDictionary()
@@ -283,171 +304,501 @@ def extract_units(text: str, min_words: int = 4) -> list[_Unit]:
 
 # ----------------------------------------------------------------------------------------------- analysis
 
-def _analyse(ws: Workspace) -> _Analysis:
+def _analyse(ws: Workspace) -> "_Analysis":
+    """The analysis both rules read. One per workspace; a long-lived file-system snapshot (the language
+    server's) keeps it between workspaces and updates it after content-only edits."""
     cfg = ws.config
     key = (cfg.duplicate_threshold, cfg.duplicate_min_words)
     got = _CACHE.get(ws)
     if got is not None and got[0] == key:
         return got[1]
-    # The analysis allocates many small, short-lived objects; cyclic GC passes over the (large, long-lived)
-    # session model would cost more than the analysis itself, so they wait until it is done.
-    was_enabled = gc.isenabled()
-    gc.disable()
+    threshold, min_words = cfg.duplicate_threshold, max(1, cfg.duplicate_min_words)
+    # Everything the findings' text depends on besides the files: where the workspace and home are, the
+    # severities run_checks writes into the (kept) findings, and how tokens are counted.
+    memo_key = ("ctxls.rules.duplication", ws.root, ws.settings.home, threshold, min_words,
+                tuple(sorted(cfg.severity.items())), ws.counter.method)
+    layout, sequences, sources = _inputs(ws, min_words)
+    an = ws.fs.memo.get(memo_key)
     try:
-        result = _compute(ws, cfg.duplicate_threshold, max(1, cfg.duplicate_min_words))
-    finally:
-        if was_enabled:
-            gc.enable()
-    _CACHE[ws] = (key, result)
-    return result
+        current = an is not None and an.update(layout, sources)
+    except Exception:
+        ws.fs.memo.pop(memo_key, None)  # half updated: the next check builds afresh
+        raise
+    if not current:
+        # The analysis allocates many small, short-lived objects; cyclic GC passes over the (large, long-lived)
+        # session model would cost more than the analysis itself, so they wait until it is done.
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            an = _Analysis.build(layout, sequences, sources, threshold, min_words)
+        finally:
+            if was_enabled:
+                gc.enable()
+        ws.fs.memo[memo_key] = an
+    _CACHE[ws] = (key, an)
+    return an
 
 
-def _compute(ws: Workspace, threshold: float, min_words: int) -> _Analysis:
+def _inputs(ws: Workspace, min_words: int) -> tuple[tuple, list[tuple[str, ...]], list[_Source]]:
+    """What the analysis depends on: the files every startup session loads, in order (`layout`, with their
+    masks: a change there means a full rebuild), and each file's content (a change there, an update)."""
     masks = ws.loads_in
-    real_of: dict[Path, str] = {}
-    seen: dict[str, tuple[Path, tuple[int, int] | None, str | None]] = {}
-    per_session: dict[tuple[str, ...], None] = {}
-    for s in ws.sessions():
-        reals: list[str] = []
-        for b in s.blocks:
-            src = b.source
-            if src is None or not b.startup or b.kind not in LOADED_KINDS:
-                continue
-            real = real_of.get(src)
-            if real is None:
-                real = real_of[src] = os.path.realpath(src)
-            reals.append(real)
-            if real not in seen:
-                seen[real] = (src, b.lines, b.tier)
-        per_session[tuple(reals)] = None
-    files: list[_File] = []
-    units: list[_Unit] = []
-    fid_of: dict[str, int] = {}
+    sequences, first = _sequences(ws)
+    sources: list[_Source] = []
     root = str(ws.root) + os.sep
-    for real, (path, span, tier) in seen.items():
+    for real, b in first.items():
+        path, span, tier = b.source, b.lines, b.tier  # read now: a patched block has the new lines
         if not span or path.suffix.lower() not in TEXT_SUFFIXES:
             continue
         mask = masks.get(real, 0)
         if not mask:
             continue
-        fi = ws.file(path)
-        if fi.text is None:
+        src = ws.fs.read(path, ws.settings.max_file_bytes)  # as `ws.file(path)` reads it
+        if src.text is None:
             continue
-        rows = file_units(fi.text, span[0] - 1, span[1] - 1, min_words)
+        rows = file_units(src.text, span[0] - 1, span[1] - 1, min_words)
         if not rows:
             continue
-        fid = len(files)
-        lines = fi.lines
         private = tier != "Project" or not str(path).startswith(root) or path.name == "CLAUDE.local.md"
-        files.append(_File(fid, path, real, mask, lines, fi.mtime_ns, private, path.name == "AGENTS.md"))
-        fid_of[real] = fid
-        for row in rows:
-            units.append(_Unit(len(units), fid, *row))
-    an = _Analysis(files, units)
-    if len(units) < 2:
+        sources.append(_Source(real, path, tier, span, mask, src.text, src.mtime_ns, rows, private,
+                               path.name == "AGENTS.md"))
+    layout = (tuple(sequences), tuple((s.real, s.path, s.tier, s.mask) for s in sources))
+    return layout, sequences, sources
+
+
+def _sequences(ws: Workspace) -> tuple[list[tuple[str, ...]], dict[str, M.Block]]:
+    """The distinct orders in which startup sessions load files (real paths), and each file's first block.
+    Kept in the file-system snapshot for as long as every session keeps its list of blocks (patching a
+    session in place never changes which files it loads, nor in what order)."""
+    lists = [s.blocks for s in ws.sessions()]
+    key = ("ctxls.rules.duplication.sequences", ws.root)
+    got = ws.fs.memo.get(key)
+    if got is not None and same_items(got[0], lists):
+        return got[1], got[2]
+    realpath = ws.fs.realpath
+    first: dict[str, M.Block] = {}
+    per_session: dict[tuple[str, ...], None] = {}
+    visited: set[int] = set()
+    for blocks in lists:
+        if id(blocks) in visited:  # a directory that loads what its parent loads shares the parent's blocks
+            continue
+        visited.add(id(blocks))
+        reals: list[str] = []
+        for b in blocks:
+            if b.source is None or not b.startup or b.kind not in LOADED_KINDS:
+                continue
+            real = realpath(b.source)
+            reals.append(real)
+            if real not in first:
+                first[real] = b
+        per_session[tuple(reals)] = None
+    sequences = list(per_session)
+    ws.fs.memo[key] = (lists, sequences, first)
+    return sequences, first
+
+
+class _Analysis:
+    """Which unit repeats which: units grouped by key (exact duplicates), the graph of near-duplicate
+    representatives (one per file and key, at least two content words, co-loading, similarity at or above the
+    threshold), each later unit's match, and the findings built from the matches (kept until a match or a file
+    it reads changes).
+
+    A unit's match depends only on its group or its graph neighbours, so after an edit `update` redoes the
+    edited files' units, re-links their representatives and re-resolves the units whose group or neighbours
+    changed; a full `build` and any sequence of updates give the same matches."""
+
+    def __init__(self, layout: tuple, threshold: float, min_words: int) -> None:
+        self.layout = layout
+        self.threshold = threshold
+        self.min_words = min_words
+        self.files: list[_File] = []
+        self.units_of: list[list[_Unit]] = []
+        self.reps_of: list[dict[str, _Unit]] = []
+        """Per file: key -> the first unit with that key and at least two content words."""
+        self.by_uid: dict[int, _Unit] = {}
+        self.coload: list[set[int]] = []
+        """Per file: the files that load with it in at least one session (itself included)."""
+        self.groups: dict[str, dict[int, list[_Unit]]] = {}
+        """Key -> file -> its units with that key, in line order."""
+        self.similar: dict[int, dict[int, float]] = {}
+        """Near-duplicate graph: representative uid -> neighbour uid -> similarity."""
+        self.matches: dict[int, _Match] = {}
+        """Later unit's uid -> its match."""
+        self.found: dict[int, Finding] = {}
+        """Later unit's uid -> the finding of its match, once built."""
+        self._listed: dict[bool, list[tuple[tuple, int, Finding]]] = {}
+        """Per rule (exact: CTX201), its findings in report order, with their order keys."""
+        self._out: dict[bool, list[Finding]] = {}
+        self._stale: dict[bool, set[int]] = {True: set(), False: set()}
+        """Per rule, the units whose finding changed since its list was made."""
+        self._next_uid = 0
+        self._order: dict[str, list[int]] = {}
+        self._index: dict[str, set[int]] | None = None
+
+    # ------------------------------------------------------------------------------------------- build
+    @classmethod
+    def build(cls, layout: tuple, sequences: list[tuple[str, ...]], sources: list[_Source], threshold: float,
+              min_words: int) -> "_Analysis":
+        an = cls(layout, threshold, min_words)
+        fid_of: dict[str, int] = {}
+        for src in sources:
+            fid = len(an.files)
+            an.files.append(_File(fid, src.path, src.real, src.mask, src.text.split("\n"), src.mtime_ns,
+                                  src.private, src.agents, text=src.text, span=src.span))
+            fid_of[src.real] = fid
+            units = an._new_units(fid, src.rows)
+            an.units_of.append(units)
+            an.reps_of.append(_reps(units))
+        # Which files load together (each with itself), and one load order for all of them.
+        an.coload = [{f.fid} for f in an.files]
+        fseqs: list[list[int]] = []
+        for reals in sequences:
+            fids = [fid_of[r] for r in reals if r in fid_of]
+            if len(fids) < 2:
+                continue
+            fseqs.append(fids)
+            for f in fids:
+                an.coload[f].update(fids)
+        pos = _load_order(len(an.files), fseqs)
+        for f in an.files:
+            f.pos = pos[f.fid]
+        an._link_all()
+        for units in an.units_of:
+            for u in units:
+                an._resolve(u)
         return an
 
-    # Which files load together (each with itself), and one load order for all of them.
-    coload: list[set[int]] = [{f.fid} for f in files]
-    sequences: list[list[int]] = []
-    for reals in per_session:
-        fids = [fid_of[r] for r in reals if r in fid_of]
-        if len(fids) < 2:
-            continue
-        sequences.append(fids)
-        for f in fids:
-            coload[f].update(fids)
-    pos = _load_order(len(files), sequences)
-    for f in files:
-        f.pos = pos[f.fid]
+    def _new_units(self, fid: int, rows) -> list[_Unit]:
+        out = []
+        for row in rows:
+            u = _Unit(self._next_uid, fid, *row)
+            self._next_uid += 1
+            self.by_uid[u.uid] = u
+            self.groups.setdefault(u.key, {}).setdefault(fid, []).append(u)
+            out.append(u)
+        return out
 
-    def before(a: _Unit, b: _Unit) -> bool:
-        return (files[a.fid].pos, a.start) < (files[b.fid].pos, b.start)
+    def _link_all(self) -> None:
+        """Near duplicates by prefix filtering (ppjoin: representatives in size order, each probing with the
+        prefix of its rarest words a pair at the threshold must share, indexing the prefix a shorter one must
+        share, positional filter), restricted to co-loading files: every pair at or above the threshold."""
+        cand = sorted((u for reps in self.reps_of for u in reps.values()), key=lambda u: (len(u.words), u.uid))
+        df = Counter(chain.from_iterable(u.words for u in cand))
+        rank_of = {w: i for i, (w, _) in enumerate(sorted(df.items(), key=lambda kv: (kv[1], kv[0])))}
+        index: dict[str, dict[int, list[tuple[_Unit, int, int]]]] = {}
+        t = self.threshold
+        ratio = t / (1 + t)
+        index_fraction = 2 * t / (1 + t)
+        for u in cand:
+            words = u.words
+            toks = sorted(words, key=rank_of.__getitem__)
+            n = len(toks)
+            co = self.coload[u.fid]
+            lo = t * n - 1e-9
+            checked: set[int] = set()
+            for i in range(min(n, n - math.ceil(t * n - 1e-9) + 1)):
+                bucket = index.get(toks[i])
+                if bucket is None:
+                    continue
+                fids = [f for f in co if f in bucket] if len(co) < len(bucket) else [f for f in bucket if f in co]
+                for fid in fids:
+                    for v, j, m in bucket[fid]:
+                        if m < lo or v.uid in checked:
+                            continue
+                        checked.add(v.uid)  # the first shared prefix word is the first shared word overall
+                        need = math.ceil(ratio * (n + m) - 1e-9)  # |A ∩ B| >= t/(1+t) (|A| + |B|)  <=>  J >= t
+                        if 1 + min(n - i - 1, m - j - 1) < need:
+                            continue  # positional filter: too few words left to reach the threshold
+                        inter = len(words & v.words)
+                        if inter < need or v.key == u.key:
+                            continue
+                        self._link(u, v, inter / (n + m - inter))
+            for j in range(min(n, n - math.ceil(index_fraction * n - 1e-9) + 1)):
+                index.setdefault(toks[j], {}).setdefault(u.fid, []).append((u, j, n))
 
-    # Exact duplicates: pair every unit with an earlier co-loading copy of the same key, preferring one whose
-    # deletion is safe, then the one that loads first. Only co-loading files are visited.
-    groups: dict[str, dict[int, list[_Unit]]] = {}
-    for u in units:
-        groups.setdefault(u.key, {}).setdefault(u.fid, []).append(u)
-    exact_later: set[int] = set()
-    for by_file in groups.values():
-        if len(by_file) == 1 and len(next(iter(by_file.values()))) == 1:
-            continue
-        for fid, mine in by_file.items():
-            co = coload[fid]
-            near = [f for f in co if f in by_file] if len(co) < len(by_file) else [f for f in by_file if f in co]
-            near.sort(key=lambda f: files[f].pos)
-            upos = files[fid].pos
-            for u in mine:
-                first = chosen = None
-                for f in near:
-                    if files[f].pos > upos:
-                        break
-                    for v in by_file[f]:
-                        if f == fid and v.start >= u.start:
-                            break
-                        if _fixable(files, u, v):
-                            chosen = v
-                            break
-                        if first is None:
-                            first = v
-                    if chosen is not None:
-                        break
-                chosen = chosen or first
-                if chosen is not None:
-                    an.matches.append(_Match(u, chosen, True, 1.0))
-                    exact_later.add(u.uid)
+    def _link(self, u: _Unit, v: _Unit, sim: float) -> None:
+        self.similar.setdefault(u.uid, {})[v.uid] = sim
+        self.similar.setdefault(v.uid, {})[u.uid] = sim
 
-    # Near duplicates: prefix filtering (ppjoin: units in size order, probe with the prefix a pair at the
-    # threshold must share, index a shorter one, positional filter) over content words, restricted to
-    # co-loading files. One representative per file and key: the other copies are its exact duplicates.
-    reps: dict[tuple[int, str], _Unit] = {}
+    def _unlink(self, u: _Unit, touched: set[int]) -> None:
+        for vid in self.similar.pop(u.uid, {}):
+            nb = self.similar.get(vid)
+            if nb is not None:
+                nb.pop(u.uid, None)
+                if not nb:
+                    del self.similar[vid]
+            touched.add(vid)
+
+    # ------------------------------------------------------------------------------------------- matches
+    def _exact_partner(self, u: _Unit) -> _Unit | None:
+        """An earlier co-loading copy of ``u``, preferring one whose deletion is safe, then the one that loads
+        first."""
+        by_file = self.groups[u.key]
+        if len(by_file) == 1 and len(by_file[u.fid]) == 1:
+            return None
+        order = self._order.get(u.key)
+        if order is None:
+            order = self._order[u.key] = sorted(by_file, key=lambda f: self.files[f].pos)
+        files = self.files
+        co = self.coload[u.fid]
+        upos = files[u.fid].pos
+        first = None
+        for f in order:
+            if files[f].pos > upos:
+                break
+            if f not in co:
+                continue
+            for v in by_file[f]:
+                if f == u.fid and v.start >= u.start:
+                    break
+                if _fixable(files, u, v):
+                    return v
+                if first is None:
+                    first = v
+        return first
+
+    def _near_partner(self, u: _Unit) -> tuple[_Unit, float] | None:
+        """The most similar earlier neighbour (ties: the one that loads first)."""
+        nb = self.similar.get(u.uid)
+        if not nb:
+            return None
+        files = self.files
+        here = (files[u.fid].pos, u.start)
+        best = None
+        for vid, sim in nb.items():
+            v = self.by_uid[vid]
+            p = files[v.fid].pos
+            if (p, v.start) >= here:
+                continue  # v loads later: the pair is v's match, not u's
+            r = (-sim, p, v.start)
+            if best is None or r < best[0]:
+                best = (r, v, sim)
+        return (best[1], best[2]) if best is not None else None
+
+    def _forget(self, uid: int) -> None:
+        """The finding of ``uid`` (if any) no longer holds."""
+        self.found.pop(uid, None)
+        self._stale[True].add(uid)
+        self._stale[False].add(uid)
+
+    def findings(self, ws: Workspace, exact: bool) -> list[Finding]:
+        """The findings of one rule (exact: CTX201, else CTX202) in report order. Each is built once and kept;
+        after an update only those whose match or files changed are built again and put in place."""
+        entries = self._listed.get(exact)
+        stale = self._stale[exact]
+        if entries is None:
+            todo = [uid for uid, m in self.matches.items() if m.exact == exact]
+            entries = []
+        elif stale:
+            todo = [uid for uid in stale if (m := self.matches.get(uid)) is not None and m.exact == exact]
+            entries = [e for e in entries if e[1] not in stale]
+        else:
+            return self._out[exact]
+        if exact:
+            missing = [self.matches[uid].later for uid in todo if uid not in self.found]
+            if missing:
+                ws.counter.prefetch(_text(self.files[u.fid], u) for u in missing)
+        build = _duplicate_finding if exact else _diverged_finding
+        for uid in todo:
+            f = self.found.get(uid)
+            if f is None:
+                f = self.found[uid] = build(ws, self.files, self.matches[uid])
+            entries.append((order_key(f), uid, f))
+        entries.sort(key=itemgetter(0))
+        stale.clear()
+        self._listed[exact] = entries
+        out = self._out[exact] = [e[2] for e in entries]
+        return out
+
+    def _resolve(self, u: _Unit) -> None:
+        """(Re)compute the match of ``u``: an exact duplicate first, else its best near duplicate. A finding
+        already built stays when the match is the same."""
+        v = self._exact_partner(u)
+        m = None
+        if v is not None:
+            m = _Match(u, v, True, 1.0)
+        elif u.uid in self.similar:
+            got = self._near_partner(u)
+            if got is not None:
+                m = _Match(u, got[0], False, got[1])
+        old = self.matches.get(u.uid)
+        if m is None:
+            if old is not None:
+                del self.matches[u.uid]
+                self._forget(u.uid)
+        elif old is None or old.earlier is not m.earlier or old.exact != m.exact or old.similarity != m.similarity:
+            self.matches[u.uid] = m
+            self._forget(u.uid)
+
+    # ------------------------------------------------------------------------------------------- update
+    def update(self, layout: tuple, sources: list[_Source]) -> bool:
+        """Bring the analysis up to date with ``sources``; False when only a full build can (the files loaded,
+        their order or their sessions changed)."""
+        if layout != self.layout:
+            return False
+        changed = [(f, s) for f, s in zip(self.files, sources)
+                   if (f.text is not s.text and f.text != s.text) or f.span != s.span or f.mtime_ns != s.mtime_ns]
+        if not changed:
+            return True
+        if self._index is None:
+            self._index = {}
+            for reps in self.reps_of:
+                for u in reps.values():
+                    for w in u.words:
+                        self._index.setdefault(w, set()).add(u.uid)
+        touched: set[int] = set()
+        for f, src in changed:
+            self._update_file(f, src, touched)
+        for uid in touched:
+            u = self.by_uid.get(uid)
+            if u is not None:
+                self._resolve(u)
+        return True
+
+    def _update_file(self, old: _File, src: _Source, touched: set[int]) -> None:
+        fid = old.fid
+        new = _File(fid, old.path, old.real, old.mask, src.text.split("\n"), src.mtime_ns, old.private,
+                    old.agents, old.pos, old.rel, src.text, src.span)
+        self.files[fid] = new
+        index = self._index
+        assert index is not None
+        # Units whose text did not change keep their identity, also when lines inserted or deleted above them
+        # moved them (in order): their matches stay, as no comparison a match rests on changes (only findings
+        # that quote their lines are redone, below). The others are removed and added.
+        olds = self.units_of[fid]
+        at: dict[tuple, list[int]] = {}
+        for i, u in enumerate(olds):
+            at.setdefault(_signature(old.lines, u.start, u.end, u.col, u.key, u.nested), []).append(i)
+        used: set[int] = set()
+        last = -1
+        units: list[_Unit] = []
+        added: list[_Unit] = []
+        moved: list[_Unit] = []
+        for row in src.rows:
+            start, end, col, key, _, nested = row
+            cands = at.get(_signature(new.lines, start, end, col, key, nested))
+            while cands and cands[0] <= last:
+                cands.pop(0)
+            if cands:
+                last = cands.pop(0)
+                used.add(last)
+                u = olds[last]
+                if u.start != start:
+                    u.start, u.end = start, end
+                    moved.append(u)
+            else:
+                u = _Unit(self._next_uid, fid, *row)
+                self._next_uid += 1
+                self.by_uid[u.uid] = u
+                added.append(u)
+            units.append(u)
+        removed = [u for i, u in enumerate(olds) if i not in used]
+        keys = {u.key for u in removed} | {u.key for u in added}
+        touched.update(u.uid for u in added)
+        for u in removed:
+            del self.by_uid[u.uid]
+            self.matches.pop(u.uid, None)
+            self._forget(u.uid)
+        self.units_of[fid] = units
+        # Groups: this file's lists of the keys that gained or lost a unit.
+        mine: dict[str, list[_Unit]] = {}
+        for u in units:
+            if u.key in keys:
+                mine.setdefault(u.key, []).append(u)
+        for k in keys:
+            by_file = self.groups.setdefault(k, {})
+            if k in mine:
+                if fid not in by_file:
+                    self._order.pop(k, None)
+                by_file[fid] = mine[k]
+            else:
+                by_file.pop(fid, None)
+                self._order.pop(k, None)
+                if not by_file:
+                    del self.groups[k]
+        # Near-duplicate graph: drop representatives that are gone or no longer first, link the new ones.
+        old_reps, new_reps = self.reps_of[fid], _reps(units)
+        self.reps_of[fid] = new_reps
+        for k, r in old_reps.items():
+            if new_reps.get(k) is not r:
+                self._unlink(r, touched)
+                for w in r.words:
+                    got = index.get(w)
+                    if got is not None:
+                        got.discard(r.uid)
+                        if not got:
+                            del index[w]
+        for k, r in new_reps.items():
+            if old_reps.get(k) is not r:
+                for v, sim in self._probe(r):
+                    self._link(r, v, sim)
+                    touched.add(v.uid)
+                for w in r.words:
+                    index.setdefault(w, set()).add(r.uid)
+                touched.add(r.uid)
+        for k in keys:
+            for us in self.groups.get(k, {}).values():
+                touched.update(u.uid for u in us)
+        # Findings read the lines around this file's units, their line numbers and the file's modification
+        # time: redo the findings on its units, and those quoting a unit that moved (or, when the time changed,
+        # any near duplicate it has).
+        for u in units:
+            self._forget(u.uid)
+        for u in moved:
+            for us in self.groups.get(u.key, {}).values():
+                for x in us:
+                    m = self.matches.get(x.uid)
+                    if m is not None and m.earlier is u:
+                        self._forget(x.uid)
+        quoted = new_reps.values() if new.mtime_ns != old.mtime_ns else [u for u in moved if u.uid in self.similar]
+        for r in quoted:
+            for vid in self.similar.get(r.uid, ()):
+                m = self.matches.get(vid)
+                if m is not None and m.earlier is r:
+                    self._forget(vid)
+
+    def _probe(self, u: _Unit):
+        """Representatives similar to ``u`` at or above the threshold, from the word index: a pair at the
+        threshold shares at least t·|u| words, so one of any |u| - ⌈t·|u|⌉ + 1 of u's words (the rarest are
+        probed; one more for rounding)."""
+        index = self._index
+        assert index is not None
+        t = self.threshold
+        ratio = t / (1 + t)
+        n = len(u.words)
+        toks = sorted(u.words, key=lambda w: len(index.get(w, ())))
+        prefix = max(1, min(n, n - math.ceil(t * n - 1e-9) + 2))
+        co = self.coload[u.fid]
+        seen: set[int] = set()
+        for w in toks[:prefix]:
+            for vid in index.get(w, ()):
+                if vid in seen:
+                    continue
+                seen.add(vid)
+                v = self.by_uid[vid]
+                if v.fid not in co or v.key == u.key:
+                    continue
+                m = len(v.words)
+                if min(n, m) < t * max(n, m) - 1e-9:
+                    continue
+                inter = len(u.words & v.words)
+                if inter < math.ceil(ratio * (n + m) - 1e-9):
+                    continue
+                yield v, inter / (n + m - inter)
+
+
+def _signature(lines: list[str], start: int, end: int, col: int, key: str, nested: bool) -> tuple:
+    """What a unit is, wherever it sits: its text and what was made of it."""
+    return (key, col, nested, tuple(lines[start:end + 1]))
+
+
+def _reps(units: list[_Unit]) -> dict[str, _Unit]:
+    """One representative per key (the first), for units with at least two content words."""
+    out: dict[str, _Unit] = {}
     for u in units:
         if len(u.words) >= 2:
-            reps.setdefault((u.fid, u.key), u)
-    cand = sorted(reps.values(), key=lambda u: (len(u.words), u.uid))
-    df = Counter(chain.from_iterable(u.words for u in cand))
-    rank_of = {w: i for i, (w, _) in enumerate(sorted(df.items(), key=lambda kv: (kv[1], kv[0])))}
-    index: dict[str, dict[int, list[tuple[_Unit, int, int]]]] = {}
-    t = threshold
-    ratio = t / (1 + t)
-    index_fraction = 2 * t / (1 + t)
-    best_similar: dict[int, tuple[tuple, _Unit, float]] = {}
-    for u in cand:
-        words = u.words
-        toks = sorted(words, key=rank_of.__getitem__)
-        n = len(toks)
-        co = coload[u.fid]
-        lo = t * n - 1e-9
-        checked: set[int] = set()
-        for i in range(n - math.ceil(t * n - 1e-9) + 1):
-            bucket = index.get(toks[i])
-            if bucket is None:
-                continue
-            fids = [f for f in co if f in bucket] if len(co) < len(bucket) else [f for f in bucket if f in co]
-            for fid in fids:
-                for v, j, m in bucket[fid]:
-                    if m < lo or v.uid in checked:
-                        continue
-                    checked.add(v.uid)  # the first shared prefix word is the first shared word overall
-                    need = math.ceil(ratio * (n + m) - 1e-9)  # |A ∩ B| >= t/(1+t) (|A| + |B|)  <=>  J >= t
-                    if 1 + min(n - i - 1, m - j - 1) < need:
-                        continue  # positional filter: too few words left to reach the threshold
-                    inter = len(words & v.words)
-                    if inter < need or v.key == u.key:
-                        continue
-                    sim = inter / (n + m - inter)
-                    later, earlier = (u, v) if before(v, u) else (v, u)
-                    r = (-sim, files[earlier.fid].pos, earlier.start)
-                    prev = best_similar.get(later.uid)
-                    if prev is None or r < prev[0]:
-                        best_similar[later.uid] = (r, earlier, sim)
-        for j in range(n - math.ceil(index_fraction * n - 1e-9) + 1):
-            index.setdefault(toks[j], {}).setdefault(u.fid, []).append((u, j, n))
-    for uid, (_, earlier, sim) in sorted(best_similar.items()):
-        if uid not in exact_later:
-            an.matches.append(_Match(units[uid], earlier, False, sim))
-    return an
+            out.setdefault(u.key, u)
+    return out
 
 
 def _load_order(n: int, sequences: list[list[int]]) -> list[int]:
@@ -582,38 +933,35 @@ def _sessions(files: list[_File], a: _Unit, b: _Unit) -> int:
           "auto memory), and AGENTS.md never relies on a Claude-only file (other agents read it alone). "
           "Otherwise the message says where the copy should go.")
 def duplicate_instruction(ws: Workspace):
-    an = _analyse(ws)
-    files = an.files
-    todo = [m for m in an.matches if m.exact]
-    if not todo:
-        return
-    ws.counter.prefetch(_text(files[m.later.fid], m.later) for m in todo)
-    for m in todo:
-        u, v = m.later, m.earlier
-        f, g = files[u.fid], files[v.fid]
-        tokens = ws.counter.count(_text(f, u))
-        n = bin(f.mask).count("1") if u.fid == v.fid else _sessions(files, u, v)
-        where = _where(ws, files, u, v)
-        each = "in 1 session" if n == 1 else f"in each of {n} sessions"
-        head = f"Duplicate of {where}: wastes ~{tokens} token{'s' if tokens != 1 else ''} {each}"
-        fixes = []
-        if _fixable(files, u, v):
-            msg = f"{head}; delete this copy"
-            fixes.append(Fix("Delete this duplicate", (Edit(f.path, _deletion(f, u), ""),)))
-        elif u.nested:
-            msg = f"{head}; delete this copy (its nested items need a new parent first)"
-        elif f.agents and not g.agents:
-            msg = (f"{head}; other agents read AGENTS.md without {g.path.name}: delete the copy there instead "
-                   f"(or import @AGENTS.md from it)")
-        elif f.mask & ~g.mask:
-            extra = bin(f.mask & ~g.mask).count("1")
-            msg = (f"{head}; this file also loads in {_plural(extra, 'session')} without the other copy: keep "
-                   f"one copy in a file that loads wherever both are needed")
-        else:
-            msg = f"{head}; that copy is in a private file: delete it there, not from this shared file"
-        yield Finding("CTX201", "warning", f.path, _span(f, u), msg,
-                      related=[Related(g.path, _span(g, v), "the copy that loads first")], fixes=fixes,
-                      data={"tokens": tokens, "sessions": n})
+    return _analyse(ws).findings(ws, exact=True)
+
+
+def _duplicate_finding(ws: Workspace, files: list[_File], m: _Match) -> Finding:
+    u, v = m.later, m.earlier
+    f, g = files[u.fid], files[v.fid]
+    tokens = ws.counter.count(_text(f, u))
+    n = bin(f.mask).count("1") if u.fid == v.fid else _sessions(files, u, v)
+    where = _where(ws, files, u, v)
+    each = "in 1 session" if n == 1 else f"in each of {n} sessions"
+    head = f"Duplicate of {where}: wastes ~{tokens} token{'s' if tokens != 1 else ''} {each}"
+    fixes = []
+    if _fixable(files, u, v):
+        msg = f"{head}; delete this copy"
+        fixes.append(Fix("Delete this duplicate", (Edit(f.path, _deletion(f, u), ""),)))
+    elif u.nested:
+        msg = f"{head}; delete this copy (its nested items need a new parent first)"
+    elif f.agents and not g.agents:
+        msg = (f"{head}; other agents read AGENTS.md without {g.path.name}: delete the copy there instead "
+               f"(or import @AGENTS.md from it)")
+    elif f.mask & ~g.mask:
+        extra = bin(f.mask & ~g.mask).count("1")
+        msg = (f"{head}; this file also loads in {_plural(extra, 'session')} without the other copy: keep "
+               f"one copy in a file that loads wherever both are needed")
+    else:
+        msg = f"{head}; that copy is in a private file: delete it there, not from this shared file"
+    return Finding("CTX201", "warning", f.path, _span(f, u), msg,
+                   related=[Related(g.path, _span(g, v), "the copy that loads first")], fixes=fixes,
+                   data={"tokens": tokens, "sessions": n})
 
 
 @rule("CTX202", "diverged-instruction", "duplication", "warning",
@@ -634,32 +982,31 @@ def duplicate_instruction(ws: Workspace):
           "and says which file is newer by file modification time. There is no automatic fix; a manual quick "
           "fix can replace the older version with the newer one.")
 def diverged_instruction(ws: Workspace):
-    an = _analyse(ws)
-    files = an.files
-    for m in an.matches:
-        if m.exact:
-            continue
-        u, v = m.later, m.earlier
-        f, g = files[u.fid], files[v.fid]
-        n = bin(f.mask).count("1") if u.fid == v.fid else _sessions(files, u, v)
-        fixes = []
-        if u.fid == v.fid:
-            age = "both versions are in this file"
-        elif abs(f.mtime_ns - g.mtime_ns) < 1_000_000_000:
-            age = "both files have the same modification time"
-        else:
-            newer_here = f.mtime_ns > g.mtime_ns
-            age = ("this version is newer by file modification time" if newer_here
-                   else "the other version is newer by file modification time")
-            (old_f, old_u), (new_f, new_u) = ((g, v), (f, u)) if newer_here else ((f, u), (g, v))
-            fixes.append(Fix(f"Replace the older version in {_rel(ws, old_f)} with the newer one",
-                             (Edit(old_f.path, Span(old_u.start, 0, old_u.end, len(old_f.lines[old_u.end])),
-                                   _rewrite(old_f, old_u, new_f, new_u)),), safe=False))
-        msg = (f"Diverged from \"{_short(g, v)}\" ({_where(ws, files, u, v)}), both load in "
-               f"{_plural(n, 'session')}; {age}: keep one up-to-date version")
-        yield Finding("CTX202", "warning", f.path, _span(f, u), msg,
-                      related=[Related(g.path, _span(g, v), "the other version")], fixes=fixes,
-                      data={"similarity": round(m.similarity, 3), "sessions": n})
+    return _analyse(ws).findings(ws, exact=False)
+
+
+def _diverged_finding(ws: Workspace, files: list[_File], m: _Match) -> Finding:
+    u, v = m.later, m.earlier
+    f, g = files[u.fid], files[v.fid]
+    n = bin(f.mask).count("1") if u.fid == v.fid else _sessions(files, u, v)
+    fixes = []
+    if u.fid == v.fid:
+        age = "both versions are in this file"
+    elif abs(f.mtime_ns - g.mtime_ns) < 1_000_000_000:
+        age = "both files have the same modification time"
+    else:
+        newer_here = f.mtime_ns > g.mtime_ns
+        age = ("this version is newer by file modification time" if newer_here
+               else "the other version is newer by file modification time")
+        (old_f, old_u), (new_f, new_u) = ((g, v), (f, u)) if newer_here else ((f, u), (g, v))
+        fixes.append(Fix(f"Replace the older version in {_rel(ws, old_f)} with the newer one",
+                         (Edit(old_f.path, Span(old_u.start, 0, old_u.end, len(old_f.lines[old_u.end])),
+                               _rewrite(old_f, old_u, new_f, new_u)),), safe=False))
+    msg = (f"Diverged from \"{_short(g, v)}\" ({_where(ws, files, u, v)}), both load in "
+           f"{_plural(n, 'session')}; {age}: keep one up-to-date version")
+    return Finding("CTX202", "warning", f.path, _span(f, u), msg,
+                   related=[Related(g.path, _span(g, v), "the other version")], fixes=fixes,
+                   data={"similarity": round(m.similarity, 3), "sessions": n})
 
 
 def _rewrite(old_f: _File, old_u: _Unit, new_f: _File, new_u: _Unit) -> str:

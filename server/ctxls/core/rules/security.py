@@ -16,6 +16,7 @@ import math
 import os
 import re
 import unicodedata
+import weakref
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,18 +43,24 @@ class _Src:
     """Discovery kind, or "import" for a file that loads only because another file imports it."""
 
 
+_LOADED: "weakref.WeakKeyDictionary[Workspace, list[_Src]]" = weakref.WeakKeyDictionary()
+
+
 def _loaded_files(ws: Workspace) -> list[_Src]:
     """Every file that can load into context: instruction sources, the user's own, memory, and (transitively)
-    the files they `@import`."""
-    key = ("ctxls.rules.security.files", ws.root, ws.settings.claude_dir, ws.memory_dir, ws.settings.import_max_hops)
-    got = ws.fs.memo.get(key)
+    the files they `@import`. Once per workspace, whatever its scope (what loads, and as what, follows from the
+    current contents of every file; the snapshot-wide memo cannot hold it)."""
+    got = _LOADED.get(ws)
     if got is not None:
         return got
     out: list[_Src] = []
     seen: set[str] = set()
     todo: list[tuple[FileInfo, int]] = []
-    for fi in sources(ws, *_LOADED_KINDS):
-        real = os.path.realpath(fi.path)
+    realpath = ws.fs.realpath
+    with ws.unscoped():
+        found = sources(ws, *_LOADED_KINDS)
+    for fi in found:
+        real = realpath(fi.path)
         if real in seen:
             continue
         seen.add(real)
@@ -64,14 +71,8 @@ def _loaded_files(ws: Workspace) -> list[_Src]:
         fi, depth = todo.pop()
         if depth >= hops or fi.kind in (D.MEMORY_INDEX, D.MEMORY_TOPIC) or fi.text is None:
             continue
-        for ref in fi.prepared.imports:
-            target = _resolve(ws, fi.path, ref.path)
-            suffix = target.suffix.lower()
-            if suffix and suffix not in TEXT_EXTENSIONS and not target.name.startswith("."):
-                continue
-            if not ws.fs.is_file(target):
-                continue
-            real = os.path.realpath(target)
+        for target in _import_targets(ws, fi):
+            real = realpath(target)
             if real in seen:
                 continue
             seen.add(real)
@@ -80,8 +81,35 @@ def _loaded_files(ws: Workspace) -> list[_Src]:
                 continue
             out.append(_Src(tfi, IMPORT))
             todo.append((tfi, depth + 1))
-    ws.fs.memo[key] = out
+    _LOADED[ws] = out
     return out
+
+
+def _import_targets(ws: Workspace, fi: FileInfo) -> list[Path]:
+    """The text files ``fi`` imports that exist (memoized by content in the snapshot, which a created or
+    deleted file clears)."""
+    key = ("ctxls.rules.security.imports", fi.path, fi.text, ws.settings.home)
+    got = ws.fs.memo.get(key)
+    if got is None:
+        got = []
+        for ref in fi.prepared.imports:
+            target = _resolve(ws, fi.path, ref.path)
+            suffix = target.suffix.lower()
+            if suffix and suffix not in TEXT_EXTENSIONS and not target.name.startswith("."):
+                continue
+            if ws.fs.is_file(target):
+                got.append(target)
+        ws.fs.memo[key] = got
+    return got
+
+
+def _to_scan(ws: Workspace) -> list[_Src]:
+    """The loaded files whose findings are wanted: all, or in an incremental re-check the ones in `ws.scope`
+    (the engine puts there the edited files and the files whose loading an edit may have changed)."""
+    files = _loaded_files(ws)
+    if ws.scope is None:
+        return files
+    return [src for src in files if src.fi.path in ws.scope]
 
 
 def _resolve(ws: Workspace, parent: Path, ref: str) -> Path:
@@ -294,7 +322,7 @@ def _valid(kind: str, m: re.Match, text: str, name: str = "") -> bool:
           "Placeholders (`sk-...`, `<your-key>`, `${TOKEN}`, `xxxx`, values containing `example`), environment "
           "references and local development credentials (`postgres:postgres@localhost`) are not reported.")
 def secret_in_context(ws: Workspace):
-    for src in _loaded_files(ws):
+    for src in _to_scan(ws):
         fi = src.fi
         text = fi.text or ""
         low = _lower(text)
@@ -435,7 +463,7 @@ _INVISIBLE_RE = re.compile("[\u200b-\u200d\u2060-\u2064\ufeff\u180e\u202a-\u202e
           "in memory, skill, command, rule and imported files (not in code blocks); CLAUDE.md and AGENTS.md are "
           "checked only for hidden characters.")
 def prompt_injection(ws: Workspace):
-    for src in _loaded_files(ws):
+    for src in _to_scan(ws):
         fi = src.fi
         text = fi.text or ""
         if not text:
