@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,7 +48,9 @@ class _Doc:
     roots: list[_Section]
 
 
+@lru_cache(maxsize=4096)
 def _parse(text: str) -> _Doc:
+    """Heading tree of ``text`` (cached by content; the result is never mutated)."""
     fm, body = split_frontmatter(text)
     offset = fm.end_line
     st = structure(body)
