@@ -46,40 +46,23 @@ def register(server: CtxlsServer) -> None:
 
     @server.feature(T.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: CtxlsServer, params: T.DidOpenTextDocumentParams) -> None:
-        path = ls.path_of(params.text_document.uri)
-        if path is None or ls.engine is None:
-            return
-        ls.engine.set_buffer(path, params.text_document.text)
-        if is_instruction(ls, path):
-            schedule_check(ls)
+        buffer_changed(ls, params.text_document.uri, params.text_document.text)
 
     @server.feature(T.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: CtxlsServer, params: T.DidChangeTextDocumentParams) -> None:
-        path = ls.path_of(params.text_document.uri)
-        if path is None or ls.engine is None:
-            return
-        doc = ls.workspace.get_text_document(params.text_document.uri)
-        ls.engine.set_buffer(path, doc.source)
-        if is_instruction(ls, path):
-            schedule_check(ls)
+        uri = params.text_document.uri
+        buffer_changed(ls, uri, ls.workspace.get_text_document(uri).source)
 
     @server.feature(T.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: CtxlsServer, params: T.DidSaveTextDocumentParams) -> None:
         path = ls.path_of(params.text_document.uri)
-        if path is None or ls.engine is None:
-            return
-        if is_instruction(ls, path):
+        if path is not None and ls.engine is not None and is_instruction(ls, path):
             ls.engine.file_changed(path, structural=False)
             schedule_check(ls)
 
     @server.feature(T.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: CtxlsServer, params: T.DidCloseTextDocumentParams) -> None:
-        path = ls.path_of(params.text_document.uri)
-        if path is None or ls.engine is None:
-            return
-        ls.engine.set_buffer(path, None)  # back to what is on disk
-        if is_instruction(ls, path):
-            schedule_check(ls)
+        buffer_changed(ls, params.text_document.uri, None)  # back to what is on disk
 
     @server.feature(T.TEXT_DOCUMENT_DIAGNOSTIC,
                     T.DiagnosticOptions(identifier=IDENTIFIER, inter_file_dependencies=True,
@@ -107,6 +90,17 @@ def register(server: CtxlsServer) -> None:
                 items.append(T.WorkspaceFullDocumentDiagnosticReport(
                     uri=path_to_uri(path), items=[to_diagnostic(ls, f) for f in findings], result_id=rid))
         return T.WorkspaceDiagnosticReport(items=items)
+
+
+def buffer_changed(ls: CtxlsServer, uri: str, text: str | None) -> None:
+    """An editor buffer opened, changed or closed (None): the engine sees it at once; a check follows when
+    the file can change findings."""
+    path = ls.path_of(uri)
+    if path is None or ls.engine is None:
+        return
+    ls.engine.set_buffer(path, text)
+    if is_instruction(ls, path):
+        schedule_check(ls)
 
 
 def is_instruction(ls: CtxlsServer, path) -> bool:
