@@ -20,7 +20,13 @@ def _span(fi: FileInfo, ref: ImportRef) -> Span:
 
 
 def _targets(ws: Workspace, fi: FileInfo) -> list[tuple[ImportRef, Path]]:
-    return [(ref, resolve_import(fi.path, ref.path, ws.settings.home)) for ref in fi.prepared.imports]
+    """Resolved imports of ``fi``, memoised in the snapshot by the file's imports (a path-only computation)."""
+    key = ("import_targets", fi.path, fi.prepared.imports, ws.settings.home)
+    got = ws.fs.memo.get(key)
+    if got is None:
+        got = ws.fs.memo[key] = [(ref, resolve_import(fi.path, ref.path, ws.settings.home))
+                                 for ref in fi.prepared.imports]
+    return got
 
 
 def _importers(ws: Workspace) -> list[FileInfo]:

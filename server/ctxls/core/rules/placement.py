@@ -430,7 +430,16 @@ def _skill_taken(ws: Workspace, slug: str) -> bool:
 
 def _subdirectory_of(ws: Workspace, fi: FileInfo, doc: _Doc, sec: _Section) -> Path | None:
     """The one directory below the file's own that the section's paths predominantly name (at least two thirds
-    of them, two or more). Paths may be written relative to the file's directory or to any ancestor."""
+    of them, two or more). Paths may be written relative to the file's directory or to any ancestor.
+    Memoised in the snapshot (it depends on the section's text and on which directories exist)."""
+    key = ("ctx602.subdir", fi.path, "\n".join(doc.lines[sec.line:sec.end]))
+    memo = ws.fs.memo
+    if key not in memo:
+        memo[key] = _find_subdirectory(ws, fi, doc, sec)
+    return memo[key]
+
+
+def _find_subdirectory(ws: Workspace, fi: FileInfo, doc: _Doc, sec: _Section) -> Path | None:
     own = fi.path.parent.parent if fi.path.parent.name == ".claude" else fi.path.parent
     anchors = [own]
     while anchors[-1] != ws.root and anchors[-1].parent != anchors[-1] and own != ws.root:
