@@ -40,6 +40,7 @@ def register(server: CtxlsServer) -> None:
     server._check_task = None
     server._check_sleeping = False
     server.checks_run = 0
+    server._last_schedule = float("-inf")
     server.published_keys = {}
     server._check_lock = asyncio.Lock()
     server._checked_generation = -1
@@ -112,16 +113,24 @@ def schedule_check(ls: CtxlsServer, delay: float | None = None) -> None:
     """Debounce: a burst of edits or file events becomes one check. A check already running is never
     cancelled (its result would be lost): it finishes, publishes, and the loop checks again if the state
     moved on meanwhile."""
+    loop = asyncio.get_running_loop()
+    now = loop.time()
+    if delay is None:
+        # leading edge: an isolated edit is checked at once; edits that follow each other within the debounce
+        # interval (typing) wait for the burst to end
+        delay = ls.debounce_s if now - ls._last_schedule < ls.debounce_s else 0.0
+    ls._last_schedule = now
     task = ls._check_task
     if task is not None and not task.done():
         if not ls._check_sleeping:
             return  # the running loop below sees the new generation
         task.cancel()
+        delay = max(delay, ls.debounce_s)
 
     async def later():
         ls._check_sleeping = True
         try:
-            await asyncio.sleep(ls.debounce_s if delay is None else delay)
+            await asyncio.sleep(delay)
         finally:
             ls._check_sleeping = False
         while ls.engine is not None and ls._checked_generation != ls.engine.generation:
