@@ -320,3 +320,11 @@ async def test_client_file_events_do_not_repeat_watcher_work(client: LanguageCli
     client.workspace_did_change_watched_files(T.DidChangeWatchedFilesParams(changes=[
         T.FileEvent(uri=api.as_uri(), type=T.FileChangeType.Changed)]))
     await diagnostics_for(client, api, until=lambda ds: "CTX301" not in codes(ds))
+
+
+async def test_editing_the_config_file_applies_it(client: LanguageClient) -> None:
+    root = client.root
+    await diagnostics_for(client, root / "CLAUDE.md", until=lambda ds: "CTX301" in codes(ds))
+    cfg = root / ".ctxls.toml"
+    cfg.write_text(cfg.read_text() + '\n[check]\nignore = ["CTX301"]\n')
+    await diagnostics_for(client, root / "CLAUDE.md", until=lambda ds: "CTX301" not in codes(ds) and ds)

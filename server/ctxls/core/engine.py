@@ -82,6 +82,7 @@ class Engine:
             self._pending.clear()
             self._workspace = None
             self._full_check = True
+            self.generation += 1  # so a scheduled check runs even when no file changed
 
     # ------------------------------------------------------------------ changes
     def affects_analysis(self, path: Path) -> bool:

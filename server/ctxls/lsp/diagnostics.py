@@ -57,7 +57,11 @@ def register(server: CtxlsServer) -> None:
     @server.feature(T.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: CtxlsServer, params: T.DidSaveTextDocumentParams) -> None:
         path = ls.path_of(params.text_document.uri)
-        if path is not None and ls.engine is not None and is_instruction(ls, path):
+        if path is None or ls.engine is None:
+            return
+        if ls.config_changed(path):
+            schedule_check(ls, delay=0)
+        elif is_instruction(ls, path):
             ls.engine.file_changed(path, structural=False)
             schedule_check(ls)
 

@@ -124,6 +124,13 @@ class CtxlsServer(LanguageServer):
             problems.append("ctxls settings: `check` must be an object")
         return settings, config, problems
 
+    def config_changed(self, path: Path) -> bool:
+        """Re-read the configuration when the workspace's `.ctxls.toml` or `pyproject.toml` changed on disk."""
+        if self.root is None or path.parent != self.root or path.name not in (".ctxls.toml", "pyproject.toml"):
+            return False
+        self.apply_configuration()
+        return True
+
     def merged_options(self) -> dict[str, Any]:
         out = dict(self.init_options)
         out.update(self.client_settings)

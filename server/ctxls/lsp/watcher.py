@@ -85,7 +85,8 @@ class Coalescer:
             engine.file_changed(self.ls.root, structural=True)
         else:
             for path, structural in work:
-                engine.file_changed(path, structural)
+                if not self.ls.config_changed(path):
+                    engine.file_changed(path, structural)
         from .diagnostics import schedule_check
 
         schedule_check(self.ls, delay=0)
