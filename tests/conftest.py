@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,3 +19,18 @@ def hermetic_settings(tmp_path):
                         today="2026-11-29", **changes)
 
     return make
+
+
+LSP_WORKSPACE = Path(__file__).resolve().parent.parent / "fixtures" / "lsp" / "workspace"
+
+
+@pytest.fixture()
+def workspace(tmp_path: Path) -> Path:
+    """fixtures/lsp/workspace copied to tmp, with a .ctxls.toml that keeps home, managed dir and auto memory
+    inside tmp (for the language-server and Neovim tests)."""
+    dst = tmp_path / "ws"
+    shutil.copytree(LSP_WORKSPACE, dst, symlinks=True)
+    (dst / ".ctxls.toml").write_text('home = "../home"\nceiling = "."\nmanaged_dir = "../managed"\n'
+                                     'auto_memory_dir = "../home/mem"\ntoday = "2026-11-29"\n')
+    (tmp_path / "home" / "mem").mkdir(parents=True)
+    return dst

@@ -10,7 +10,6 @@ import os
 import threading
 from pathlib import Path
 
-import pytest
 
 import ctxls.core.discovery as discovery_mod
 import ctxls.core.fs as fs_mod

@@ -12,25 +12,8 @@ from rich.table import Table
 
 from .core import model as M
 from .core.budget import READ_TOKENS, TURN_TOKENS, BudgetReport
-from .core.model import Session
+from .core.model import KIND_LABELS, Session
 
-KIND_LABELS = {
-    M.TOOL_SCHEMAS: "tool schemas",
-    M.SYSTEM_PROMPT: "system prompt",
-    M.CONTEXT_HEADER: "claudeMd header",
-    M.CONTEXT_FOOTER: "claudeMd footer",
-    M.CLAUDE_MD: "CLAUDE.md",
-    M.AGENTS_MD: "AGENTS.md",
-    M.RULE: "rule",
-    M.IMPORT: "@import",
-    M.AUTO_MEMORY: "auto memory",
-    M.SKILL_LISTING: "skills listing",
-    M.READ: "file read",
-    M.NESTED_CLAUDE_MD: "nested CLAUDE.md",
-    M.NESTED_AGENTS_MD: "nested AGENTS.md",
-    M.NESTED_RULE: "nested rule",
-    M.PATH_RULE: "path rule",
-}
 
 
 def _console() -> Console:

@@ -3,26 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import shutil
 import sys
 from pathlib import Path
 
-import pytest
 import pytest_lsp
 from lsprotocol import types as T
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-FIXTURE = Path(__file__).resolve().parent.parent.parent / "fixtures" / "lsp" / "workspace"
 
 
-@pytest.fixture()
-def workspace(tmp_path: Path) -> Path:
-    dst = tmp_path / "ws"
-    shutil.copytree(FIXTURE, dst, symlinks=True)
-    (dst / ".ctxls.toml").write_text('home = "../home"\nceiling = "."\nmanaged_dir = "../managed"\n'
-                                     'auto_memory_dir = "../home/mem"\ntoday = "2026-11-29"\n')
-    (tmp_path / "home" / "mem").mkdir(parents=True)
-    return dst
 
 
 def capabilities(profile: str) -> T.ClientCapabilities:

@@ -6,20 +6,13 @@ import shutil
 import sys
 from pathlib import Path
 
-import pytest
 import pytest_lsp
 from lsprotocol import types as T
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
-from .test_e2e import FIXTURE, codes, diagnostics_for
+from .test_e2e import codes, diagnostics_for
 
 
-@pytest.fixture()
-def workspace(tmp_path: Path) -> Path:
-    dst = tmp_path / "ws"
-    shutil.copytree(FIXTURE, dst, symlinks=True)
-    (dst / ".ctxls.toml").write_text('home = "../home"\nceiling = "."\nmanaged_dir = "../managed"\n')
-    return dst
 
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=[sys.executable, "-m", "ctxls", "serve"]))

@@ -17,7 +17,6 @@ import importlib
 import json
 import os
 import platform
-import shutil
 import subprocess
 import sys
 import time
@@ -69,15 +68,6 @@ def nvim() -> tuple[Path, Path]:
     return binary, runtime
 
 
-@pytest.fixture()
-def workspace(tmp_path: Path) -> Path:
-    """The fixture workspace with a .ctxls.toml that keeps home, managed dir and auto memory inside tmp."""
-    dst = tmp_path / "ws"
-    shutil.copytree(FIXTURE, dst, symlinks=True)
-    (dst / ".ctxls.toml").write_text('home = "../home"\nceiling = "."\nmanaged_dir = "../managed"\n'
-                                     'auto_memory_dir = "../home/mem"\ntoday = "2026-11-29"\n')
-    (tmp_path / "home" / "mem").mkdir(parents=True)
-    return dst
 
 
 def _env(tmp_path: Path, runtime: Path, ws: Path, result: Path) -> dict[str, str]:

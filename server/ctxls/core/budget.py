@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -10,7 +9,7 @@ from typing import Callable
 from . import model as M
 from .discovery import AGENTS_MD, CLAUDE_LOCAL_MD, CLAUDE_MD, RULE, WorkspaceIndex, scan_workspace
 from .fs import FileSystem
-from .loader import is_inert_dir, load_session, render_file
+from .loader import is_inert_dir, load_session, render_file, resolve_import
 from .markdown import prepare
 from .model import Session, display_path
 from .settings import Settings
@@ -200,15 +199,16 @@ def prefetch_tokens(index: WorkspaceIndex, settings: Settings, fs: FileSystem, c
         got = fs.read(src.path, settings.max_file_bytes)
         if not got.ok:
             continue
-        content = prepare(got.text or "").content
-        if content:
-            texts.append(render_file(src.path, "Local" if src.kind == CLAUDE_LOCAL_MD else "Project", content, False))
-            for ref in prepare(got.text or "").imports:
-                target = Path(os.path.normpath(src.path.parent / ref.path))
-                t = fs.read(target, settings.max_file_bytes) if fs.is_file(target) else None
-                if t is not None and t.ok:
-                    c = prepare(t.text or "").content
-                    if c:
-                        texts.append(render_file(target, "Local" if src.kind == CLAUDE_LOCAL_MD else "Project", c, False))
+        prep = prepare(got.text or "")
+        if not prep.content:
+            continue
+        tier = "Local" if src.kind == CLAUDE_LOCAL_MD else "Project"  # imports render with their parent's tier
+        texts.append(render_file(src.path, tier, prep.content, False))
+        for ref in prep.imports:
+            target = resolve_import(src.path, ref.path, settings.home)
+            t = fs.read(target, settings.max_file_bytes) if fs.is_file(target) else None
+            content = prepare(t.text or "").content if t is not None and t.ok else ""
+            if content:
+                texts.append(render_file(target, tier, content, False))
     counter.prefetch(texts)
 

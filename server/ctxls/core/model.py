@@ -25,6 +25,15 @@ PATH_RULE = "path_rule"  # rule whose `paths:` matched a touched file
 
 STARTUP = "startup"
 
+# How each block kind is named to people (CLI tables, hovers, reports).
+KIND_LABELS = {
+    TOOL_SCHEMAS: "tool schemas", SYSTEM_PROMPT: "system prompt", CONTEXT_HEADER: "claudeMd header",
+    CONTEXT_FOOTER: "claudeMd footer", CLAUDE_MD: "CLAUDE.md", AGENTS_MD: "AGENTS.md", RULE: "rule",
+    IMPORT: "@import", AUTO_MEMORY: "auto memory", SKILL_LISTING: "skills listing", READ: "file read",
+    NESTED_CLAUDE_MD: "nested CLAUDE.md", NESTED_AGENTS_MD: "nested AGENTS.md", NESTED_RULE: "nested rule",
+    PATH_RULE: "path rule",
+}
+
 
 @dataclass
 class Block:

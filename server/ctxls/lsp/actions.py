@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from lsprotocol import types as T
 
-from ..core.findings import Finding, Fix
+from ..core.findings import Fix
 from .convert import path_to_uri, to_range
 from .server import CtxlsServer
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import re
 from pathlib import Path
 
 from lsprotocol import types as T
@@ -11,19 +9,10 @@ from lsprotocol import types as T
 from ..core import model as M
 from ..core.loader import is_within, resolve_import
 from ..core.markdown import prepare, split_frontmatter
-from ..core.model import Session
+from ..core.model import KIND_LABELS, Session
 from .convert import from_position
 from .server import CtxlsServer
 
-KIND = {
-    M.TOOL_SCHEMAS: "tool schemas", M.SYSTEM_PROMPT: "system prompt", M.CONTEXT_HEADER: "claudeMd header",
-    M.CONTEXT_FOOTER: "claudeMd footer", M.CLAUDE_MD: "CLAUDE.md", M.AGENTS_MD: "AGENTS.md", M.RULE: "rule",
-    M.IMPORT: "@import", M.AUTO_MEMORY: "auto memory", M.SKILL_LISTING: "skills listing", M.READ: "file read",
-    M.NESTED_CLAUDE_MD: "nested CLAUDE.md", M.NESTED_AGENTS_MD: "nested AGENTS.md", M.NESTED_RULE: "nested rule",
-    M.PATH_RULE: "path rule",
-}
-_BACKTICK = re.compile(r"`([^`\s]+)`")
-_LINK = re.compile(r"\]\(([^)\s#]+)(?:#[^)]*)?\)")
 
 
 def register(server: CtxlsServer) -> None:
@@ -69,7 +58,7 @@ def _row(s: Session, b: M.Block, i: int) -> str:
     lines = f":{b.lines[0]}-{b.lines[1]}" if b.lines and b.kind != M.READ else ""
     trig = b.trigger if len(b.trigger) < 40 else b.trigger[:37] + "..."
     cut = " ✂" if b.cut and "stripped" not in b.cut else ""
-    return f"| {i} | {KIND.get(b.kind, b.kind)} | `{src}{lines}`{cut} | {trig} | {b.tokens:,} | {_pct(b.cumulative, s.window)} |"
+    return f"| {i} | {KIND_LABELS.get(b.kind, b.kind)} | `{src}{lines}`{cut} | {trig} | {b.tokens:,} | {_pct(b.cumulative, s.window)} |"
 
 
 def session_markdown(ls: CtxlsServer, start: Path, touched: Path | None) -> str:
@@ -100,7 +89,7 @@ def session_markdown(ls: CtxlsServer, start: Path, touched: Path | None) -> str:
                 + (f" and {extra:,} tokens of instructions:" if extra else " and no instructions.")]
         for b in added:
             if b.kind != M.READ:
-                out.append(f"- {KIND.get(b.kind, b.kind)} `{t.display_source(b.source) or ''}` ({b.tokens:,})")
+                out.append(f"- {KIND_LABELS.get(b.kind, b.kind)} `{t.display_source(b.source) or ''}` ({b.tokens:,})")
     if s.skipped:
         out += ["", "Not loaded: " + "; ".join(f"`{s.display_source(k.source)}` ({k.reason})" for k in s.skipped[:5])]
     out += ["", f"_Tokens: {s.token_method}._"]
@@ -132,19 +121,16 @@ def _rel(ls: CtxlsServer, p: Path) -> str:
 
 
 def _path_hover(ls: CtxlsServer, path: Path, cur: str, col: int) -> str | None:
-    for rx in (_BACKTICK, _LINK):
-        for m in rx.finditer(cur):
-            if m.start(1) <= col <= m.end(1):
-                ref = m.group(1)
-                if "/" not in ref and "." not in ref:
-                    return None
-                if "://" in ref or ref.startswith("mailto:"):
-                    return None
-                for base in (path.parent, ls.root):
-                    cand = Path(os.path.normpath(base / ref))
-                    if ls.engine.fs.exists(cand) or cand.exists():
-                        return f"`{ref}` exists: `{_rel(ls, cand)}`."
-                return f"`{ref}` **does not exist** (relative to this file or the workspace root)."
+    from .lenses import path_refs_in_line, resolve_ref
+
+    for m, ref in path_refs_in_line(cur):
+        if m.start(1) <= col <= m.end(1):
+            if "://" in ref or ref.startswith("mailto:"):
+                return None
+            found = resolve_ref(ls, path, ref)
+            if found is not None:
+                return f"`{ref}` exists: `{_rel(ls, found)}`."
+            return f"`{ref}` **does not exist** (relative to this file or the workspace root)."
     return None
 
 

@@ -91,14 +91,26 @@ def links_of(ls: CtxlsServer, path: Path) -> list[tuple[Span, Path]]:
         if engine.fs.is_file(target):
             out.append((Span(ref.line - 1, ref.col, ref.line - 1, ref.col + 1 + len(ref.raw)), target))
     for i, line in enumerate((src.text or "").split("\n")):
-        for rx in (_LINK, _BACKTICK):
-            for m in rx.finditer(line):
-                ref = m.group(1)
-                if "://" in ref or ref.startswith(("mailto:", "@")):
-                    continue
-                for base in (path.parent, ls.root):
-                    cand = Path(os.path.normpath(base / ref))
-                    if engine.fs.exists(cand):
-                        out.append((Span(i, m.start(1), i, m.end(1)), cand))
-                        break
+        for m, ref in path_refs_in_line(line):
+            if "://" in ref or ref.startswith(("mailto:", "@")):
+                continue
+            cand = resolve_ref(ls, path, ref)
+            if cand is not None:
+                out.append((Span(i, m.start(1), i, m.end(1)), cand))
     return out
+
+
+def path_refs_in_line(line: str):
+    """(match, ref) for each path-like reference of one line: markdown link targets and backticked paths."""
+    for rx in (_LINK, _BACKTICK):
+        for m in rx.finditer(line):
+            yield m, m.group(1)
+
+
+def resolve_ref(ls: CtxlsServer, path: Path, ref: str) -> Path | None:
+    """A path written in ``path``: relative to its directory, else to the workspace root; None if neither exists."""
+    for base in (path.parent, ls.root):
+        cand = Path(os.path.normpath(base / ref))
+        if ls.engine.fs.exists(cand):
+            return cand
+    return None
