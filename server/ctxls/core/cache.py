@@ -37,9 +37,10 @@ class TokenCache(dict):
             return False
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            text = json.dumps({"version": VERSION, "encoding": ENCODING, "tokens": dict(self)}, separators=(",", ":"))
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tokens.")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"version": VERSION, "encoding": ENCODING, "tokens": dict(self)}, fh, separators=(",", ":"))
+                fh.write(text)
             os.replace(tmp, self.path)
             return True
         except OSError:

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 SEVERITIES = ("error", "warning", "info", "hint")
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
 
 
-@dataclass(frozen=True, order=True)
-class Span:
+class Span(NamedTuple):
+    """A range of 0-based lines and code-point columns. A named tuple: rules build tens of thousands of these,
+    and a tuple is several times cheaper to make than a frozen dataclass; it orders and hashes the same way."""
+
     start_line: int
     start_col: int
     end_line: int

@@ -16,7 +16,18 @@ SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note", "hint": "
 
 
 def _rel(path: Path, root: Path) -> str:
-    p, r = str(path), str(root)
+    got = _REL.get((path, root))
+    if got is None:
+        if len(_REL) > 50_000:
+            _REL.clear()
+        got = _REL[(path, root)] = _relative(str(path), str(root))
+    return got
+
+
+_REL: dict[tuple[Path, Path], str] = {}
+
+
+def _relative(p: str, r: str) -> str:
     if p.startswith(r + "/"):
         return p[len(r) + 1:]
     return "." if p == r else p

@@ -90,20 +90,31 @@ def _unspan(v) -> Span | None:
 
 
 def dump_finding(f: Finding) -> dict[str, Any]:
+    """A finding as JSON-ready data (`data` values that JSON cannot hold are written as strings by `put`)."""
     return {
         "code": f.code, "severity": f.severity, "path": str(f.path), "span": _span(f.span), "message": f.message,
         "related": [[str(r.path), _span(r.span), r.message] for r in f.related],
         "fixes": [{"title": x.title, "safe": x.safe,
                    "edits": [[str(e.path), _span(e.span), e.new_text, e.create] for e in x.edits]} for x in f.fixes],
-        "data": json.loads(json.dumps(f.data, default=str)),
+        "data": f.data,
     }
 
 
-def load_finding(d: dict[str, Any]) -> Finding:
+def load_finding(d: dict[str, Any], paths: dict[str, Path] | None = None) -> Finding:
+    """The inverse of `dump_finding`. ``paths`` interns Path objects: thousands of findings share a few hundred
+    files, and building a Path costs far more than a dict lookup."""
+    paths = {} if paths is None else paths
+
+    def P(s: str) -> Path:
+        p = paths.get(s)
+        if p is None:
+            p = paths[s] = Path(s)
+        return p
+
     return Finding(
-        d["code"], d["severity"], Path(d["path"]), _unspan(d["span"]), d["message"],
-        [Related(Path(p), _unspan(s), m) for p, s, m in d["related"]],
-        [Fix(x["title"], tuple(Edit(Path(p), _unspan(s), t, bool(c)) for p, s, t, c in x["edits"]), bool(x["safe"]))
+        d["code"], d["severity"], P(d["path"]), _unspan(d["span"]), d["message"],
+        [Related(P(p), _unspan(s), m) for p, s, m in d["related"]],
+        [Fix(x["title"], tuple(Edit(P(p), _unspan(s), t, bool(c)) for p, s, t, c in x["edits"]), bool(x["safe"]))
          for x in d["fixes"]],
         dict(d.get("data") or {}),
     )
@@ -120,7 +131,8 @@ class ResultCache:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             if data.get("version") != VERSION or data.get("key") != key or not still_valid(data["fingerprint"]):
                 return None
-            return [load_finding(f) for f in data["findings"]]
+            paths: dict[str, Path] = {}
+            return [load_finding(f, paths) for f in data["findings"]]
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
 
@@ -131,9 +143,11 @@ class ResultCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             payload = {"version": VERSION, "key": key, "fingerprint": fp,
                        "findings": [dump_finding(f) for f in findings]}
+            # dumps, not dump: json.dump always takes the pure-Python encoder, several times slower
+            text = json.dumps(payload, separators=(",", ":"), default=str)
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".check.")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(payload, fh, separators=(",", ":"))
+                fh.write(text)
             os.replace(tmp, self.path)
             return True
         except (OSError, TypeError, ValueError):
