@@ -49,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--ignore", default="", help="comma-separated codes or prefixes to skip")
     k.add_argument("--fail-level", choices=("error", "warning", "info", "hint"),
                    help="exit 1 when a finding is at or above this severity (default: warning)")
+    k.add_argument("--jobs", type=_jobs, default=min(2, os.cpu_count() or 1), metavar="N",
+                   help="processes to run the rules in: 1 or 2 (default: 2 when there are two cores)")
     _common(k)
     k.set_defaults(format="text")
     for action in k._actions:
@@ -208,6 +210,16 @@ def cmd_budget(args) -> int:
     return 0
 
 
+def _jobs(raw: str) -> int:
+    try:
+        n = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {raw!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return n
+
+
 def cmd_check(args) -> int:
     import dataclasses
 
@@ -276,7 +288,7 @@ def cmd_check(args) -> int:
         if cached is not None:
             return CheckResult(cached, [])
         ws = Workspace(root, settings, config, counter=counter)
-        res = run_checks(ws, paths or None)
+        res = run_checks(ws, paths or None, jobs=args.jobs)
         if not res.errors:
             extra = [ws.memory_dir] + ws.walked_dirs
             results.put(cache_key, RC.fingerprint(ws.fs, ws.index.dirs, extra, root), res.findings)

@@ -327,26 +327,27 @@ _SUPPRESS_RE = re.compile(r"<!--\s*ctxls-(ignore-file|ignore|disable)(?![\w-])([
 
 
 def run_checks(ws: Workspace, paths: Iterable[Path] | None = None,
-               codes: Callable[[str], bool] | None = None) -> CheckResult:
-    """Run every enabled rule (``codes`` narrows them further) over ``ws``."""
+               codes: Callable[[str], bool] | None = None, jobs: int = 1) -> CheckResult:
+    """Run every enabled rule (``codes`` narrows them further) over ``ws``.
+
+    With ``jobs`` > 1 (the CLI; never a long-lived server, which has threads) the rules that need no
+    startup sessions run in a forked process while this one runs the others: see `_run_split`."""
     from .rules import load_all
 
     registry = load_all()
+    selected = [c for c in registry if ws.config.enabled(c) and (codes is None or codes(c))]
+    per_rule: dict[str, tuple[list[Finding], str | None]] | None = None
+    if jobs > 1 and len(selected) > 1:
+        per_rule = _run_split(ws, selected)
+    if per_rule is None:
+        per_rule = {c: _run_rule(ws, c) for c in selected}
     findings: list[Finding] = []
     errors: list[str] = []
-    for code, info in registry.items():
-        if not ws.config.enabled(code) or (codes is not None and not codes(code)):
-            continue
-        start = len(findings)
-        try:
-            findings.extend(info.func(ws))
-        except Exception as exc:  # one broken rule never takes the others down
-            log.exception("rule %s crashed", code)
-            errors.append(f"{code} ({info.name}) crashed: {type(exc).__name__}: {exc}")
-        severity = ws.config.severity.get(code)
-        if severity is not None:
-            for f in findings[start:]:
-                f.severity = severity
+    for code in selected:  # registry order, whichever process ran the rule
+        got, error = per_rule[code]
+        findings.extend(got)
+        if error:
+            errors.append(error)
     wanted = [Path(os.path.abspath(p)) for p in paths or ()]
     if wanted and ws.root not in wanted:  # the root itself means everything, memory outside it included
         findings = [f for f in findings if any(f.path == w or _under(f.path, w) for w in wanted)]
@@ -377,6 +378,93 @@ def run_checks(ws: Workspace, paths: Iterable[Path] | None = None,
             messages.add(f.message)
         unique.append(f)
     return CheckResult(unique, errors)
+
+
+def _run_rule(ws: Workspace, code: str) -> tuple[list[Finding], str | None]:
+    """One rule's findings (severity overrides applied), or the error that stopped it: one broken rule never
+    takes the others down."""
+    from .rules import REGISTRY
+
+    info = REGISTRY[code]
+    try:
+        got = list(info.func(ws))
+    except Exception as exc:
+        log.exception("rule %s crashed", code)
+        return [], f"{code} ({info.name}) crashed: {type(exc).__name__}: {exc}"
+    severity = ws.config.severity.get(code)
+    if severity is not None:
+        for f in got:
+            f.severity = severity
+    return got, None
+
+
+# Families that never look at startup sessions or token counts of the session model: imports, references,
+# skills and rules, security. They run in the forked process; budget, duplication and placement (which share
+# the sessions) run here.
+_FORKED_FAMILIES = ("CTX3", "CTX4", "CTX5", "CTX7")
+
+
+def _run_split(ws: Workspace, selected: list[str]) -> dict[str, tuple[list[Finding], str | None]] | None:
+    """Run the selected rules on two cores: fork (the child inherits every cache the scan and the sessions
+    filled), let the child run the `_FORKED_FAMILIES` rules and send back their findings, what it read (so a
+    result cache built from this workspace still sees every file the analysis depended on) and the token
+    counts it made. None when forking is unavailable or unsafe; on any failure of the child its rules run
+    here, so the result is always the serial one."""
+    import pickle
+
+    if not hasattr(os, "fork") or (os.cpu_count() or 1) < 2 or ws.counter.exact is not None:
+        return None
+    theirs = [c for c in selected if c.startswith(_FORKED_FAMILIES)]
+    ours = [c for c in selected if c not in theirs]
+    if not theirs or not ours:
+        return None
+    ws.sessions()  # shared by both sides: compute before the fork
+    try:
+        rfd, wfd = os.pipe()
+        pid = os.fork()
+    except OSError:
+        return None
+    if pid == 0:  # child: never returns
+        status = 1
+        try:
+            os.close(rfd)
+            known = set(ws.counter.cache)
+            ws.walked_dirs = []
+            results = {c: _run_rule(ws, c) for c in theirs}
+            payload = pickle.dumps({
+                "results": results,
+                "reads": ws.fs.read_stats(),
+                "walked": ws.walked_dirs,
+                "tokens": {k: v for k, v in ws.counter.cache.items() if k not in known},
+            }, protocol=pickle.HIGHEST_PROTOCOL)
+            with os.fdopen(wfd, "wb") as out:
+                out.write(payload)
+            status = 0
+        except BaseException:
+            log.exception("the forked rule runner failed")
+        finally:
+            os._exit(status)
+    os.close(wfd)
+    out: dict[str, tuple[list[Finding], str | None]] = {c: _run_rule(ws, c) for c in ours}
+    data = None
+    try:
+        with os.fdopen(rfd, "rb") as inp:
+            raw = inp.read()
+        _, status = os.waitpid(pid, 0)
+        if os.waitstatus_to_exitcode(status) == 0:
+            data = pickle.loads(raw)
+    except (OSError, pickle.UnpicklingError, EOFError, ValueError):
+        data = None
+    if data is None:
+        log.warning("the forked rule runner failed; running its rules here")
+        out.update({c: _run_rule(ws, c) for c in theirs})
+        return out
+    out.update(data["results"])
+    ws.fs.absorb_reads(data["reads"])
+    ws.walked_dirs = list(dict.fromkeys(ws.walked_dirs + data["walked"]))
+    for k, v in data["tokens"].items():
+        ws.counter.cache[k] = v
+    return out
 
 
 def same_items(a: list, b: list) -> bool:

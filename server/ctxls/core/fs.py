@@ -49,6 +49,11 @@ class FileSystem:
     _real: dict[Path, str] = field(default_factory=dict)
     memo: dict = field(default_factory=dict)
     reads: int = 0
+    elsewhere: dict[str, list[int]] = field(default_factory=dict)
+    """(mtime_ns, size) of files another process read for this snapshot (`ctxls check` runs some rules in a
+    forked process); only the result cache's fingerprint looks at it."""
+    elsewhere_dirs: list[Path] = field(default_factory=list)
+    """Directories another process listed."""
 
     def set_overlay(self, path: Path, text: str | None) -> bool:
         """An unsaved editor buffer (None: closed, back to the disk). Returns whether the content changed."""
@@ -114,6 +119,18 @@ class FileSystem:
             pass
         self._listings[d] = names
         return names
+
+    def read_stats(self) -> tuple[dict[str, list[int]], list[Path]]:
+        """What this snapshot read: (mtime_ns, size) by path, and the directories it listed."""
+        files = {str(p): [src.mtime_ns, src.size] for p, src in self._cache.items() if src.mtime_ns}
+        files.update(self.elsewhere)
+        return files, list(self._listings) + self.elsewhere_dirs
+
+    def absorb_reads(self, stats: tuple[dict[str, list[int]], list[Path]]) -> None:
+        """Record what another process read for this snapshot (see `read_stats`)."""
+        files, dirs = stats
+        self.elsewhere.update(files)
+        self.elsewhere_dirs.extend(dirs)
 
     def prime_listing(self, d: Path, names: dict[str, str]) -> None:
         self._listings[d] = names

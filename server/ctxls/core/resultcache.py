@@ -41,11 +41,11 @@ def _present(d: str) -> list[str]:
 
 def fingerprint(fs: FileSystem, dirs: Iterable[Path], extra: Iterable[Path] = (),
                 root: Path | None = None) -> dict[str, Any]:
-    files = {str(p): [src.mtime_ns, src.size] for p, src in fs._cache.items() if src.mtime_ns}
+    files, listings = fs.read_stats()
     listed: dict[str, Any] = {}
     names: dict[str, list[str]] = {}
     base = str(root) + os.sep if root is not None else None
-    for d in list(fs._listings) + list(dirs) + list(extra):
+    for d in listings + list(dirs) + list(extra):
         sd = str(d)
         if base is not None and not (sd + os.sep).startswith(base) and ".claude" not in d.parts:
             names[sd] = _present(sd)

@@ -1,0 +1,146 @@
+"""`run_checks(jobs=2)` (what `ctxls check` does on two cores) must give exactly the serial result: same
+findings in the same order, same errors, and a record of every file the analysis read (the result cache's
+fingerprint depends on it). Checked on a small generated monorepo that triggers most rule families."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ctxls.core import check as C
+from ctxls.core.check import Workspace, run_checks
+from ctxls.core.settings import Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="forking needs a POSIX system")
+
+
+@pytest.fixture(scope="module")
+def monorepo(tmp_path_factory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("mono")
+    repo, home = base / "repo", base / "home"
+    subprocess.run([sys.executable, str(ROOT / "bench" / "gen_monorepo.py"), str(repo), "--home", str(home),
+                    "--files", "400", "--dirs", "40", "--claude", "40", "--skills", "20"],
+                   check=True, stdout=subprocess.DEVNULL)
+    return repo, home
+
+
+def _ws(repo: Path, home: Path) -> Workspace:
+    return Workspace(repo, Settings(home=home, ceiling=repo.parent, managed_dir=repo.parent / "managed"))
+
+
+def _summary(findings) -> list[tuple]:
+    return [(str(f.path), f.span, f.code, f.severity, f.message, [(str(r.path), r.span, r.message) for r in f.related],
+             [(x.title, x.safe, x.edits) for x in f.fixes]) for f in findings]
+
+
+@pytest.fixture
+def forks(monkeypatch) -> list[int]:
+    """Counts the forks run_checks makes (the child's own count is lost with it)."""
+    calls: list[int] = []
+    real = os.fork
+
+    def counting_fork():
+        calls.append(1)
+        return real()
+
+    monkeypatch.setattr(os, "fork", counting_fork)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    return calls
+
+
+def test_split_run_equals_serial_run(monorepo, forks) -> None:
+    repo, home = monorepo
+    serial = run_checks(_ws(repo, home), jobs=1)
+    assert forks == []
+    ws = _ws(repo, home)
+    split = run_checks(ws, jobs=2)
+    assert forks == [1]
+    assert split.errors == serial.errors == []
+    codes = {f.code[:4] for f in serial.findings}
+    assert {"CTX2", "CTX4"} <= codes  # both sides of the split found something
+    assert _summary(split.findings) == _summary(serial.findings)
+
+
+def test_split_run_records_what_the_child_read(monorepo, forks) -> None:
+    repo, home = monorepo
+    ws1 = _ws(repo, home)
+    run_checks(ws1, jobs=1)
+    ws2 = _ws(repo, home)
+    run_checks(ws2, jobs=2)
+    assert forks == [1]
+    files1, dirs1 = ws1.fs.read_stats()
+    files2, dirs2 = ws2.fs.read_stats()
+    assert set(files1) <= set(files2)
+    assert set(dirs1) <= set(dirs2)
+    # the parent itself never read some of them: they came from the child
+    own = {str(p) for p in ws2.fs._cache}
+    assert set(files1) - own, "expected files only the forked rules read"
+    assert set(ws1.walked_dirs) <= set(ws2.walked_dirs)
+
+
+def test_child_failure_falls_back_to_running_its_rules_here(monorepo, forks, monkeypatch) -> None:
+    """A finding the child cannot send (unpicklable data) makes it fail; the parent runs those rules itself."""
+    from ctxls.core import rules
+
+    registry = rules.load_all()
+    code = "CTX401"
+    info = registry[code]
+
+    def with_unpicklable_data(ws):
+        for f in info.func(ws):
+            f.data["callback"] = lambda: None
+            yield f
+
+    monkeypatch.setitem(rules.REGISTRY, code, info.__class__(**{**info.__dict__, "func": with_unpicklable_data}))
+    repo, home = monorepo
+    serial = run_checks(_ws(repo, home), jobs=1)
+    split = run_checks(_ws(repo, home), jobs=2)
+    assert forks == [1]
+    assert any(f.code == code for f in serial.findings)
+    assert _summary(split.findings) == _summary(serial.findings)
+
+
+def test_crash_in_the_child_is_reported_like_a_serial_crash(monorepo, forks, monkeypatch) -> None:
+    from ctxls.core import rules
+
+    registry = rules.load_all()
+    code = "CTX701"
+    info = registry[code]
+
+    def boom(ws):
+        raise RuntimeError("kaput")
+
+    monkeypatch.setitem(rules.REGISTRY, code, info.__class__(**{**info.__dict__, "func": boom}))
+    repo, home = monorepo
+    split = run_checks(_ws(repo, home), jobs=2)
+    assert forks == [1]
+    assert len(split.errors) == 1 and code in split.errors[0] and "kaput" in split.errors[0]
+
+
+def test_no_fork_when_one_side_has_nothing_to_run(monorepo, forks) -> None:
+    import dataclasses
+
+    repo, home = monorepo
+    ws = _ws(repo, home)
+    ws.config = dataclasses.replace(ws.config, select=frozenset({"CTX4"}))
+    res = run_checks(ws, jobs=2)
+    assert forks == []
+    assert res.findings and {f.code[:4] for f in res.findings} == {"CTX4"}
+
+
+def test_cli_jobs_option(monorepo) -> None:
+    repo, home = monorepo
+    env = dict(os.environ)
+    base = [sys.executable, "-m", "ctxls", "check", str(repo), "--home", str(home), "--format", "json", "--no-cache"]
+    one = subprocess.run(base + ["--jobs", "1"], capture_output=True, text=True, env=env)
+    two = subprocess.run(base + ["--jobs", "2"], capture_output=True, text=True, env=env)
+    assert one.returncode == two.returncode == 1
+    assert one.stdout == two.stdout and '"CTX4' in one.stdout
+    bad = subprocess.run(base + ["--jobs", "0"], capture_output=True, text=True, env=env)
+    assert bad.returncode == 2 and "--jobs" in bad.stderr
