@@ -34,18 +34,40 @@ def path_to_uri(path: Path) -> str:
     return path.as_uri()
 
 
+def client_units(text: str, encoding) -> int:
+    """Length of ``text`` in the client's position units (pygls' `PositionCodec` counts one character at a
+    time in Python; this counts in C, with the same result: an ASCII string is its length in every encoding)."""
+    if text.isascii() or encoding == T.PositionEncodingKind.Utf32:
+        return len(text)
+    if encoding == T.PositionEncodingKind.Utf8:
+        return len(text.encode("utf-8", "surrogatepass"))
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2  # pygls falls back to UTF-16 too
+
+
+def _position(lines: list[str], line: int, col: int, encoding) -> tuple[int, int]:
+    """(line, character) in client units of a code-point position, as `PositionCodec.position_to_client_units`
+    computes it (a line past the end becomes the start of the line after the last one)."""
+    try:
+        text = lines[line]
+    except IndexError:
+        return len(lines), 0
+    return line, client_units(text[:col], encoding)
+
+
+def range_dict(lines: list[str], span: Span, encoding) -> dict:
+    """The JSON form of the client-unit `Range` of ``span``."""
+    sl, sc = _position(lines, span.start_line, span.start_col, encoding)
+    el, ec = _position(lines, span.end_line, span.end_col, encoding)
+    return {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}}
+
+
 def to_range(server, path: Path, span: Span, lines: list[str] | None = None) -> T.Range:
     """UTF-16 (or the negotiated encoding) range of a code-point span of ``path``."""
-    codec = server.workspace.position_codec
     if lines is None:
         lines = server.lines_of(path)
-    r = T.Range(T.Position(span.start_line, span.start_col), T.Position(span.end_line, span.end_col))
-    try:
-        return codec.range_to_client_units(lines, r)
-    except Exception:  # a stale span past the end of a shorter buffer: clamp rather than fail
-        last = max(0, len(lines) - 1)
-        s = T.Position(min(span.start_line, last), 0)
-        return T.Range(s, s)
+    r = range_dict(lines, span, server.workspace.position_codec.encoding)
+    s, e = r["start"], r["end"]
+    return T.Range(T.Position(s["line"], s["character"]), T.Position(e["line"], e["character"]))
 
 
 def from_position(server, path: Path, pos: T.Position) -> tuple[int, int]:
@@ -73,3 +95,17 @@ def to_diagnostic(server, f: Finding, lines: list[str] | None = None) -> T.Diagn
         related_information=related or None,
         data={"code": f.code, "message": f.message},
     )
+
+
+def diagnostic_dict(f: Finding, encoding, lines_of, uri_of=path_to_uri) -> dict:
+    """The JSON form of `to_diagnostic` (what pygls' converter makes of it), built directly: publishing
+    converts hundreds of findings per edit. ``lines_of(path)`` gives a file's current lines."""
+    d = {"range": range_dict(lines_of(f.path), f.span, encoding), "message": f.message,
+         "severity": int(SEVERITY.get(f.severity, T.DiagnosticSeverity.Warning)), "code": f.code,
+         "source": SOURCE}
+    if f.related:
+        d["relatedInformation"] = [
+            {"location": {"uri": uri_of(r.path), "range": range_dict(lines_of(r.path), r.span, encoding)},
+             "message": r.message} for r in f.related]
+    d["data"] = {"code": f.code, "message": f.message}
+    return d

@@ -1,17 +1,24 @@
 """Diagnostics: push (publishDiagnostics) or pull (textDocument/diagnostic, workspace/diagnostic), chosen by
 the client's capabilities. Document changes are debounced; every check re-diagnoses the whole workspace, so
 cross-file findings (a duplicate in a child when the parent changes) follow, and only changed files are
-republished."""
+republished. In push mode the worker thread that ran the check also works out what changed and encodes every
+publishDiagnostics message; the event loop then writes them all at once."""
 
 from __future__ import annotations
 
 import asyncio
+import inspect
+import json
 import logging
+from dataclasses import dataclass, field
+from operator import attrgetter
+from pathlib import Path
 
 from lsprotocol import types as T
 from pygls.capabilities import get_capability
 
-from .convert import path_to_uri, to_diagnostic
+from ..core.check import same_items
+from .convert import diagnostic_dict, path_to_uri, to_diagnostic
 from .server import CtxlsServer
 
 log = logging.getLogger("ctxls.diagnostics")
@@ -41,7 +48,8 @@ def register(server: CtxlsServer) -> None:
     server._check_sleeping = False
     server.checks_run = 0
     server._last_schedule = float("-inf")
-    server.published_keys = {}
+    server.published = {}
+    server.uris = {}
     server._check_lock = asyncio.Lock()
     server._checked_generation = -1
 
@@ -156,33 +164,128 @@ async def run_check(ls: CtxlsServer) -> None:
         gen = engine.generation
         if ls._checked_generation == gen:
             return
-        await asyncio.shield(ls.in_thread(engine.check))
+        plan = await asyncio.shield(ls.in_thread(check_and_plan, ls, engine))
         log.debug("check of generation %s done (%s); now %s", gen, engine.last_check_mode, engine.generation)
         ls.checks_run += 1
         ls._checked_generation = gen
         for e in engine.errors:
             ls.log(f"rule skipped after an internal error: {e}")
-        publish(ls)
+        publish(ls, plan)
 
 
-def publish(ls: CtxlsServer) -> None:
-    """Push the diagnostics of files whose findings changed since the last publish (and clear vanished ones);
-    findings are converted only for those files."""
-    engine = ls.engine
+# What identifies a published diagnostic (the file is the list's): when a file's findings match these, its
+# diagnostics are not sent again. (A related location is quoted in the message of the rules that have one.)
+_FINGERPRINT = attrgetter("span", "code", "message", "severity")
+
+
+@dataclass
+class Published:
+    findings: list
+    """The findings last published for the file (an identical list needs no further comparison)."""
+    fingerprint: list
+    text: str | None
+    """The file's text they were converted against."""
+
+
+@dataclass
+class PublishPlan:
+    bodies: list[str] = field(default_factory=list)
+    """Encoded publishDiagnostics notifications."""
+    updates: dict[str, Published | None] = field(default_factory=dict)
+    """What `ls.published` becomes once they are sent (None: nothing published any more)."""
+
+
+def check_and_plan(ls: CtxlsServer, engine) -> PublishPlan | None:
+    """Worker thread: run the check and, in push mode, prepare the publishes."""
+    engine.check()
     if pull_mode(ls):
+        return None
+    return plan_publish(ls, engine)
+
+
+def uri_of(ls: CtxlsServer, path: Path) -> str:
+    got = ls.uris.get(path)
+    if got is None:
+        got = ls.uris[path] = path_to_uri(path)
+    return got
+
+
+def plan_publish(ls: CtxlsServer, engine) -> PublishPlan:
+    """The publishDiagnostics notifications for files whose findings changed since the last publish, and for
+    files that have none any more, encoded (runs in the worker thread; `ls.published` changes only on the
+    event loop, in `publish`, so a plan that is never sent leaves it describing what the client has).
+
+    A file's diagnostics are converted again when its findings differ in span, code, message or severity, or
+    when its text changed and is not ASCII (its ranges in UTF-16 units may have moved with unchanged spans)."""
+    plan = PublishPlan()
+    published = ls.published
+    encoding = ls.workspace.position_codec.encoding
+    lines: dict[Path, list[str]] = {}
+
+    def lines_of(p: Path) -> list[str]:
+        got = lines.get(p)
+        if got is None:
+            got = lines[p] = (engine.fs.read(p).text or "").split("\n")
+        return got
+
+    fs = engine.fs
+    current: set[str] = set()
+    for path, findings in engine.findings.items():
+        uri = uri_of(ls, path)
+        current.add(uri)
+        prev = published.get(uri)
+        text = fs.read(path).text
+        if prev is not None and (prev.text is text or (text is not None and text.isascii())):
+            if same_items(prev.findings, findings):
+                continue
+            fingerprint = list(map(_FINGERPRINT, findings))
+            if fingerprint == prev.fingerprint:
+                plan.updates[uri] = Published(findings, fingerprint, text)
+                continue
+        else:
+            fingerprint = list(map(_FINGERPRINT, findings))
+        diags = [diagnostic_dict(f, encoding, lines_of, lambda p: uri_of(ls, p)) for f in findings]
+        plan.bodies.append(_notification(uri, diags))
+        plan.updates[uri] = Published(findings, fingerprint, text)
+    for uri in published:
+        if uri not in current:
+            plan.bodies.append(_notification(uri, []))
+            plan.updates[uri] = None
+    return plan
+
+
+def _notification(uri: str, diagnostics: list[dict]) -> str:
+    return json.dumps({"jsonrpc": "2.0", "method": T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+                       "params": {"uri": uri, "diagnostics": diagnostics}})
+
+
+def publish(ls: CtxlsServer, plan: PublishPlan | None) -> None:
+    """Push the planned diagnostics (one write for all of them), or ask a pull client to pull again."""
+    if plan is None:
         if get_capability(ls.client_capabilities, "workspace.diagnostics.refresh_support", False):
             ls.workspace_diagnostic_refresh(None)
         return
-    current = {path_to_uri(p): (p, fs) for p, fs in engine.findings.items()}
-    for uri in set(ls.published_keys) | set(current):
-        path, findings = current.get(uri, (None, []))
-        keys = tuple(f.key() for f in findings)
-        if ls.published_keys.get(uri, ()) == keys:
-            continue
-        lines = ls.lines_of(path) if path is not None else None
-        diags = [to_diagnostic(ls, f, lines) for f in findings]
-        ls.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=uri, diagnostics=diags))
-        if keys:
-            ls.published_keys[uri] = keys
+    send_encoded(ls, plan.bodies)
+    for uri, got in plan.updates.items():
+        if got is None:
+            ls.published.pop(uri, None)
         else:
-            ls.published_keys.pop(uri, None)
+            ls.published[uri] = got
+
+
+def send_encoded(ls: CtxlsServer, bodies: list[str]) -> None:
+    """Write JSON-RPC messages encoded by `json.dumps` (ASCII), framed as pygls frames what it sends, in one
+    write when the transport frames with headers (stdio, TCP)."""
+    proto = ls.protocol
+    writer = proto.writer
+    if not bodies or writer is None:
+        return
+    if getattr(proto, "_include_headers", True):
+        head = f"Content-Type: {proto.CONTENT_TYPE}; charset={proto.CHARSET}\r\n\r\n"
+        chunks = ["".join(f"Content-Length: {len(b)}\r\n{head}{b}" for b in bodies)]
+    else:  # a message per write (WebSocket)
+        chunks = bodies
+    for chunk in chunks:
+        res = writer.write(chunk.encode(proto.CHARSET))
+        if inspect.isawaitable(res):
+            asyncio.ensure_future(res)
