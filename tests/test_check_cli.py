@@ -20,6 +20,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -630,3 +631,42 @@ def test_text_format(tree: Path) -> None:
 
 def test_text_format_is_the_default(tree: Path) -> None:
     assert check(tree / "mixed", *STABLE).stdout == check(tree / "mixed", *STABLE, "--format", "text").stdout
+
+
+# ------------------------------------------------------------------------------------------------ result cache
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_second_run_prints_the_cached_report_unchanged(tree: Path, fmt: str) -> None:
+    ws = tree / "mixed"
+    first = check(ws, "--format", fmt)
+    side = ws / ".ctxls" / "cache" / f"check.out-{fmt}.json"
+    assert first.returncode == 1 and side.is_file(), first
+    again = check(ws, "--format", fmt)
+    assert (again.returncode, again.stdout, again.stderr) == (first.returncode, first.stdout, first.stderr)
+    # the cached report is what was printed: tamper with it and the tampered text comes back
+    data = json.loads(side.read_text())
+    data["stdout"] = data["stdout"] + "MARK\n"
+    side.write_text(json.dumps(data))
+    assert check(ws, "--format", fmt).stdout.endswith("MARK\n")
+    # an edit invalidates it: the report is rebuilt and stored again
+    time.sleep(0.01)
+    (ws / "CLAUDE.md").write_text((ws / "CLAUDE.md").read_text() + "\n- A brand new instruction line here.\n")
+    fresh = check(ws, "--format", fmt)
+    assert "MARK" not in fresh.stdout and fresh.returncode == 1
+    assert json.loads(side.read_text())["stdout"] == fresh.stdout
+
+
+def test_report_of_another_run_is_not_reused(tree: Path) -> None:
+    """Reports are tagged with the run that produced them: options that change the key never see them."""
+    ws = tree / "mixed"
+    all_rules = check(ws, "--format", "json")
+    only = check(ws, "--format", "json", "--select", "CTX3")
+    assert codes(only) == {"CTX301", "CTX304", "CTX305"} and codes(all_rules) > codes(only)
+    assert check(ws, "--format", "json").stdout == all_rules.stdout
+
+
+def test_fix_never_prints_a_cached_report(tree: Path) -> None:
+    ws = tree / "mixed"
+    check(ws, "--format", "json")
+    fixed = check(ws, "--format", "json", "--fix")
+    assert fixed.json["fixed"] > 0

@@ -65,3 +65,25 @@ def test_finding_serialisation_keeps_fixes() -> None:
                 [Fix("Delete", (Edit(Path("/r/CLAUDE.md"), Span(3, 0, 4, 0), ""),
                                 Edit(Path("/r/new.md"), None, "x", create=True)), safe=False)], {"n": 1})
     assert RC.load_finding(RC.dump_finding(f)) == f
+
+
+def test_reports_belong_to_their_run(tmp_path: Path) -> None:
+    root = _setup(tmp_path)
+    (tmp_path / "cache").mkdir()
+    cache = RC.ResultCache(tmp_path / "cache" / "check.json")
+    assert cache.output("k", "json") is None and not cache.put_output("json", {"stdout": "x"})
+    _run_and_store(root, tmp_path, cache, "k")
+    assert cache.put_output("json", {"stdout": "report", "stderr": "", "status": 1})
+    fresh = RC.ResultCache(tmp_path / "cache" / "check.json")
+    assert fresh.output("k", "json")["stdout"] == "report"
+    assert fresh.output("k", "text") is None and fresh.output("other", "json") is None
+    # a new run (same key) makes the old report unreachable: it names another run
+    _run_and_store(root, tmp_path, cache, "k")
+    assert RC.ResultCache(tmp_path / "cache" / "check.json").output("k", "json") is None
+    # a corrupt report is ignored
+    cache.put_output("json", {"stdout": "again", "stderr": "", "status": 0})
+    (tmp_path / "cache" / "check.out-json.json").write_text("{not json")
+    assert RC.ResultCache(tmp_path / "cache" / "check.json").output("k", "json") is None
+    # findings stored apart from the fingerprint; losing them is a miss, never an error
+    (tmp_path / "cache" / "check.findings.json").unlink()
+    assert RC.ResultCache(tmp_path / "cache" / "check.json").get("k") is None

@@ -223,10 +223,9 @@ def _jobs(raw: str) -> int:
 def cmd_check(args) -> int:
     import dataclasses
 
-    from .core.check import Workspace, at_or_above, run_checks
+    from .core.check import Workspace, run_checks
     from .core.config import check_config_for, find_root
     from .core.fixes import plan_fixes
-    from .core import formats
 
     paths = [Path(os.path.abspath(p)) for p in args.paths]
     for p, raw in zip(paths, args.paths):
@@ -287,6 +286,7 @@ def cmd_check(args) -> int:
         cached = results.get(cache_key)
         if cached is not None:
             return CheckResult(cached, [])
+        results.last_run = None
         ws = Workspace(root, settings, config, counter=counter)
         res = run_checks(ws, paths or None, jobs=args.jobs)
         if not res.errors:
@@ -294,6 +294,17 @@ def cmd_check(args) -> int:
             results.put(cache_key, RC.fingerprint(ws.fs, ws.index.dirs, extra, root), res.findings)
         return res
 
+    def emit(report: dict) -> int:
+        sys.stdout.write(report["stdout"])
+        sys.stderr.write(report["stderr"])
+        return report["status"]
+
+    if not args.fix:
+        # Nothing changed since the last run with the same options: print its report as it was.
+        cached = results.output(cache_key, args.format)
+        if cached is not None and isinstance(cached.get("stdout"), str) and isinstance(cached.get("stderr"), str) \
+                and cached.get("status") in (0, 1):
+            return emit(cached)
     result = run()
     fixed = 0
     if args.fix:
@@ -313,25 +324,34 @@ def cmd_check(args) -> int:
         if fixed:
             result = run()
     cache.save()
-    for e in result.errors:
-        print(f"ctxls: internal error, rule skipped: {e}", file=sys.stderr)
+    report = _check_report(args, result, root, config, fixed)
+    if not args.fix and not result.errors:
+        results.put_output(args.format, report)
+    return emit(report)
+
+
+def _check_report(args, result, root: Path, config, fixed: int) -> dict:
+    """What `ctxls check` prints: stdout, stderr and the exit status."""
+    from .core import formats
+    from .core.check import at_or_above
+
+    err = [f"ctxls: internal error, rule skipped: {e}\n" for e in result.errors]
     findings = result.findings
     if args.format == "json":
-        sys.stdout.write(formats.dumps_check_json(formats.findings_to_json(findings, root, result.errors, fixed)))
+        out = formats.dumps_check_json(formats.findings_to_json(findings, root, result.errors, fixed))
     elif args.format == "sarif":
-        json.dump(formats.findings_to_sarif(findings, root), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        out = json.dumps(formats.findings_to_sarif(findings, root), indent=2) + "\n"
     elif args.format == "github":
-        sys.stdout.write(formats.findings_to_github(findings, root))
+        out = formats.findings_to_github(findings, root)
     else:
-        sys.stdout.write(formats.findings_to_text(findings, root))
+        out = formats.findings_to_text(findings, root)
         counts = {}
         for f in findings:
             counts[f.severity] = counts.get(f.severity, 0) + 1
         summary = ", ".join(f"{n} {sev}" for sev, n in sorted(counts.items())) or "no findings"
         extra = f"; fixed {fixed}" if args.fix else ""
-        print(f"{summary}{extra}", file=sys.stderr)
-    return 1 if at_or_above(findings, config.fail_level) else 0
+        err.append(f"{summary}{extra}\n")
+    return {"stdout": out, "stderr": "".join(err), "status": 1 if at_or_above(findings, config.fail_level) else 0}
 
 
 if __name__ == "__main__":  # pragma: no cover

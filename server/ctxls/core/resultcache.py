@@ -19,7 +19,7 @@ from typing import Any, Iterable
 from .findings import Edit, Finding, Fix, Related, Span
 from .fs import FileSystem
 
-VERSION = 1
+VERSION = 2
 
 
 def _stat_key(path: str) -> list[int] | None:
@@ -121,34 +121,90 @@ def load_finding(d: dict[str, Any], paths: dict[str, Path] | None = None) -> Fin
 
 
 class ResultCache:
+    """``path`` (check.json) holds the key, the fingerprint and a run id; the findings live next to it in
+    ``check.findings.json`` and each rendered report in ``check.out-<format>.json``, both tagged with the run
+    id. Validating a hit reads only the small file; printing a cached report never rebuilds the findings."""
+
     def __init__(self, path: Path | None) -> None:
         self.path = path
+        self.last_run: str | None = None
+        """The run id last validated or stored (what `put_output` tags a report with)."""
 
-    def get(self, key: str) -> list[Finding] | None:
+    def _side(self, name: str) -> Path:
+        assert self.path is not None
+        return self.path.with_name(self.path.stem + "." + name + ".json")
+
+    def run_id(self, key: str) -> str | None:
+        """The id of the stored run when it is still valid for ``key``, else None."""
         if self.path is None:
             return None
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             if data.get("version") != VERSION or data.get("key") != key or not still_valid(data["fingerprint"]):
                 return None
-            paths: dict[str, Path] = {}
-            return [load_finding(f, paths) for f in data["findings"]]
+            run = data["run"]
+            if not isinstance(run, str):
+                return None
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
+        self.last_run = run
+        return run
+
+    def _read_side(self, name: str, run: str) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self._side(name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) and data.get("run") == run else None
+
+    def get(self, key: str) -> list[Finding] | None:
+        run = self.run_id(key)
+        if run is None:
+            return None
+        data = self._read_side("findings", run)
+        if data is None:
+            return None
+        try:
+            paths: dict[str, Path] = {}
+            return [load_finding(f, paths) for f in data["findings"]]
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None
+
+    def output(self, key: str, name: str) -> dict[str, Any] | None:
+        """A report rendered from the stored run (see `put_output`), when the run is still valid."""
+        run = self.run_id(key)
+        return None if run is None else self._read_side("out-" + name, run)
+
+    def put_output(self, name: str, report: dict[str, Any]) -> bool:
+        """Store a report rendered from the findings of the run last validated or stored."""
+        run = self.last_run
+        return run is not None and self.path is not None and self._write(self._side("out-" + name),
+                                                                          {**report, "run": run})
 
     def put(self, key: str, fp: dict[str, Any], findings: list[Finding]) -> bool:
         if self.path is None:
             return False
+        run = os.urandom(8).hex()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            payload = {"version": VERSION, "key": key, "fingerprint": fp,
-                       "findings": [dump_finding(f) for f in findings]}
+        except OSError:
+            return False
+        # findings first: check.json pointing at them is the commit point
+        if not self._write(self._side("findings"), {"run": run, "findings": [dump_finding(f) for f in findings]}):
+            return False
+        if not self._write(self.path, {"version": VERSION, "key": key, "fingerprint": fp, "run": run}):
+            return False
+        self.last_run = run
+        return True
+
+    def _write(self, path: Path, payload: dict[str, Any]) -> bool:
+        try:
             # dumps, not dump: json.dump always takes the pure-Python encoder, several times slower
             text = json.dumps(payload, separators=(",", ":"), default=str)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".check.")
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".check.")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)
-            os.replace(tmp, self.path)
+            os.replace(tmp, path)
             return True
         except (OSError, TypeError, ValueError):
             return False
