@@ -82,7 +82,7 @@ def key_of(*parts: Any) -> str:
 
 
 def _span(s: Span | None) -> list[int] | None:
-    return None if s is None else [s.start_line, s.start_col, s.end_line, s.end_col]
+    return None if s is None else list(s)
 
 
 def _unspan(v) -> Span | None:
