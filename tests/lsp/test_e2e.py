@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 import sys
 from pathlib import Path
 
@@ -323,3 +324,34 @@ async def test_editing_the_config_file_applies_it(client: LanguageClient) -> Non
     cfg = root / ".ctxls.toml"
     cfg.write_text(cfg.read_text() + '\n[check]\nignore = ["CTX301"]\n')
     await diagnostics_for(client, root / "CLAUDE.md", until=lambda ds: "CTX301" not in codes(ds) and ds)
+
+
+async def _settled_status(client: LanguageClient) -> dict:
+    """ctxls.status once two reads a quarter of a second apart agree (the watcher has nothing pending)."""
+    before = None
+    for _ in range(40):
+        await asyncio.sleep(0.25)
+        now = await client.workspace_execute_command_async(T.ExecuteCommandParams(command="ctxls.status"))
+        if before is not None and now == before:
+            return now
+        before = now
+    raise AssertionError("the server did not settle")
+
+
+async def test_an_ignored_directory_appearing_does_no_work(client: LanguageClient) -> None:
+    """Creating `node_modules/` or `.ctxls/` changes the root directory's list of names (a directory "modified"
+    event), which must not re-analyse the workspace; a new directory that matters still does."""
+    root = client.root
+    await diagnostics_for(client, root / "CLAUDE.md", until=lambda ds: "CTX301" in codes(ds))
+    before = await _settled_status(client)
+    (root / "node_modules" / "pkg").mkdir(parents=True)
+    (root / "node_modules" / "pkg" / "CLAUDE.md").write_text("# vendored\n@nope.md\n")
+    (root / ".ctxls" / "cache").mkdir(parents=True, exist_ok=True)
+    (root / ".ctxls" / "cache" / "check.json").write_text("{}")
+    shutil.rmtree(root / "node_modules")
+    after = await _settled_status(client)
+    assert after["watch_events"] > before["watch_events"]  # the root's events did arrive
+    assert after["generation"] == before["generation"] and after["checks"] == before["checks"], (before, after)
+    (root / "tools").mkdir()
+    (root / "tools" / "CLAUDE.md").write_text("# Tools\n@nope.md\n")
+    await diagnostics_for(client, root / "tools" / "CLAUDE.md", until=lambda ds: "CTX301" in codes(ds))

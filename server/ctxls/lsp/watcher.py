@@ -1,7 +1,10 @@
 """Watching the workspace and the auto-memory directory (which lives outside the workspace, so the editor
 cannot watch it): a watchdog observer plus the client's didChangeWatchedFiles, both feeding one coalescing
 queue.  A burst (a checkout touching 500 files) becomes one refresh; a change reported by both sources is
-processed once (it is keyed by path and the file's mtime/size)."""
+processed once (it is keyed by path and the file's mtime/size).  A directory's own "modified" event (its
+list of names changed: a child appeared or went, and that child has its own event) is structural only when
+names other than ignored directories changed: a build tool creating `node_modules/` or another engineer's
+`ctxls check` writing `.ctxls/` at the root must not re-analyse the workspace."""
 
 from __future__ import annotations
 
@@ -34,11 +37,44 @@ def _stamp(path: Path):
         return None
 
 
+def _kinds(d: Path) -> dict[str, str] | None:
+    """Names in ``d`` as `FileSystem.listing` records them; None when ``d`` cannot be listed."""
+    names: dict[str, str] = {}
+    try:
+        with os.scandir(d) as it:
+            for e in it:
+                try:
+                    names[e.name] = "f" if e.is_file() else "d" if e.is_dir() else "o"
+                except OSError:
+                    names[e.name] = "o"
+    except (OSError, ValueError):
+        return None
+    return names
+
+
+def listing_changed(fs, d: Path) -> bool:
+    """Whether directory ``d`` now holds other names (or kinds) than the snapshot knows, ignored directories
+    aside. When only those changed, the snapshot takes the new listing and nothing needs analysing again."""
+    now = _kinds(d)
+    if now is None:
+        return True
+    before = fs.listing(d)
+    if now == before:
+        return False
+    changed = {n for n in now.keys() | before.keys() if now.get(n) != before.get(n)}
+    if any(n not in SKIP_DIRS for n in changed):
+        return True
+    fs.prime_listing(d, now)
+    return False
+
+
 class Coalescer:
     def __init__(self, ls: CtxlsServer, loop: asyncio.AbstractEventLoop) -> None:
         self.ls = ls
         self.loop = loop
         self.pending: dict[Path, bool] = {}
+        self.pending_dirs: set[Path] = set()
+        """Directories whose list of names changed (see `listing_changed`)."""
         self.seen: dict[Path, object] = {}
         self.task: asyncio.Task | None = None
         self.first_at: float | None = None
@@ -49,11 +85,18 @@ class Coalescer:
         """Thread-safe entry point."""
         self.loop.call_soon_threadsafe(self._add, path, structural)
 
-    def _add(self, path: Path, structural: bool) -> None:
+    def add_dir(self, path: Path) -> None:
+        """Thread-safe: directory ``path`` reports that its list of names changed."""
+        self.loop.call_soon_threadsafe(self._add, path, False, True)
+
+    def _add(self, path: Path, structural: bool, listing: bool = False) -> None:
         if _ignored(path):
             return
         self.events += 1
-        self.pending[path] = self.pending.get(path, False) or structural
+        if listing:
+            self.pending_dirs.add(path)
+        else:
+            self.pending[path] = self.pending.get(path, False) or structural
         if self.first_at is None:
             self.first_at = self.loop.time()
         if self.task is None or self.task.done():
@@ -61,13 +104,20 @@ class Coalescer:
 
     async def _flush_later(self) -> None:
         while True:
-            n = len(self.pending)
+            n = len(self.pending) + len(self.pending_dirs)
             await asyncio.sleep(QUIET_S)
-            if len(self.pending) == n or self.loop.time() - (self.first_at or 0) > MAX_WAIT_S:
+            if (len(self.pending) + len(self.pending_dirs) == n
+                    or self.loop.time() - (self.first_at or 0) > MAX_WAIT_S):
                 break
         batch, self.pending, self.first_at = self.pending, {}, None
+        dirs, self.pending_dirs = self.pending_dirs, set()
         engine = self.ls.engine
-        if engine is None or not batch:
+        if engine is None:
+            return
+        for d in dirs:
+            if not batch.get(d) and listing_changed(engine.fs, d):
+                batch[d] = True
+        if not batch:
             return
         work = []
         for path, structural in batch.items():
@@ -121,6 +171,9 @@ def start_watcher(ls: CtxlsServer) -> None:
     class Handler(FileSystemEventHandler):
         def on_any_event(self, event):
             if event.event_type in ("opened", "closed", "closed_no_write"):
+                return
+            if event.is_directory and event.event_type == "modified":
+                coalescer.add_dir(Path(os.fsdecode(event.src_path)))
                 return
             structural = event.event_type in ("created", "deleted", "moved") or event.is_directory
             coalescer.add(Path(os.fsdecode(event.src_path)), structural)
