@@ -272,7 +272,6 @@ def cmd_check(args) -> int:
     config = dataclasses.replace(config, **changes)
 
     from .core import resultcache as RC
-    from .core.check import CheckResult
 
     cache_key = RC.key_of(__version__, repr(settings), repr(config), sorted(known), [str(p) for p in paths])
     results = RC.ResultCache(None if args.no_cache else root / ".ctxls" / "cache" / "check.json")
@@ -283,15 +282,12 @@ def cmd_check(args) -> int:
             results.path = None
 
     def run():
-        cached = results.get(cache_key)
-        if cached is not None:
-            return CheckResult(cached, [])
         results.last_run = None
         ws = Workspace(root, settings, config, counter=counter)
         res = run_checks(ws, paths or None, jobs=args.jobs)
         if not res.errors:
             extra = [ws.memory_dir] + ws.walked_dirs
-            results.put(cache_key, RC.fingerprint(ws.fs, ws.index.dirs, extra, root), res.findings)
+            results.put(cache_key, RC.fingerprint(ws.fs, ws.index.dirs, extra, root))
         return res
 
     def emit(report: dict) -> int:

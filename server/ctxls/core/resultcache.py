@@ -1,4 +1,4 @@
-"""A persistent cache of `ctxls check` results, valid while nothing the analysis looked at has changed.
+"""A persistent cache of `ctxls check` reports, valid while nothing the analysis looked at has changed.
 
 The fingerprint is every file the analysis read (path, mtime, size) and every directory it listed or
 scanned (path, mtime: adding or removing a file changes it), plus the settings, the check configuration, the
@@ -16,10 +16,9 @@ import tempfile
 from pathlib import Path
 from typing import Any, Iterable
 
-from .findings import Edit, Finding, Fix, Related, Span
 from .fs import FileSystem
 
-VERSION = 2
+VERSION = 3
 
 
 def _stat_key(path: str) -> list[int] | None:
@@ -81,49 +80,11 @@ def key_of(*parts: Any) -> str:
     return hashlib.blake2b(repr(parts).encode(), digest_size=16).hexdigest()
 
 
-def _span(s: Span | None) -> list[int] | None:
-    return None if s is None else list(s)
-
-
-def _unspan(v) -> Span | None:
-    return None if v is None else Span(*map(int, v))
-
-
-def dump_finding(f: Finding) -> dict[str, Any]:
-    """A finding as JSON-ready data (`data` values that JSON cannot hold are written as strings by `put`)."""
-    return {
-        "code": f.code, "severity": f.severity, "path": str(f.path), "span": _span(f.span), "message": f.message,
-        "related": [[str(r.path), _span(r.span), r.message] for r in f.related],
-        "fixes": [{"title": x.title, "safe": x.safe,
-                   "edits": [[str(e.path), _span(e.span), e.new_text, e.create] for e in x.edits]} for x in f.fixes],
-        "data": f.data,
-    }
-
-
-def load_finding(d: dict[str, Any], paths: dict[str, Path] | None = None) -> Finding:
-    """The inverse of `dump_finding`. ``paths`` interns Path objects: thousands of findings share a few hundred
-    files, and building a Path costs far more than a dict lookup."""
-    paths = {} if paths is None else paths
-
-    def P(s: str) -> Path:
-        p = paths.get(s)
-        if p is None:
-            p = paths[s] = Path(s)
-        return p
-
-    return Finding(
-        d["code"], d["severity"], P(d["path"]), _unspan(d["span"]), d["message"],
-        [Related(P(p), _unspan(s), m) for p, s, m in d["related"]],
-        [Fix(x["title"], tuple(Edit(P(p), _unspan(s), t, bool(c)) for p, s, t, c in x["edits"]), bool(x["safe"]))
-         for x in d["fixes"]],
-        dict(d.get("data") or {}),
-    )
-
-
 class ResultCache:
-    """``path`` (check.json) holds the key, the fingerprint and a run id; the findings live next to it in
-    ``check.findings.json`` and each rendered report in ``check.out-<format>.json``, both tagged with the run
-    id. Validating a hit reads only the small file; printing a cached report never rebuilds the findings."""
+    """``path`` (check.json) holds the key, the fingerprint and a run id; each report printed from that run
+    lives next to it in ``check.out-<format>.json``, tagged with the run id. Validating a hit reads only the
+    small file and stats the fingerprint; printing a cached report rebuilds nothing. The findings themselves
+    are not stored: a run with other options (another format, ``--fix``) analyses again."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
@@ -150,30 +111,16 @@ class ResultCache:
         self.last_run = run
         return run
 
-    def _read_side(self, name: str, run: str) -> dict[str, Any] | None:
-        try:
-            data = json.loads(self._side(name).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return None
-        return data if isinstance(data, dict) and data.get("run") == run else None
-
-    def get(self, key: str) -> list[Finding] | None:
-        run = self.run_id(key)
-        if run is None:
-            return None
-        data = self._read_side("findings", run)
-        if data is None:
-            return None
-        try:
-            paths: dict[str, Path] = {}
-            return [load_finding(f, paths) for f in data["findings"]]
-        except (KeyError, TypeError, ValueError, AttributeError):
-            return None
-
     def output(self, key: str, name: str) -> dict[str, Any] | None:
         """A report rendered from the stored run (see `put_output`), when the run is still valid."""
         run = self.run_id(key)
-        return None if run is None else self._read_side("out-" + name, run)
+        if run is None:
+            return None
+        try:
+            data = json.loads(self._side("out-" + name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) and data.get("run") == run else None
 
     def put_output(self, name: str, report: dict[str, Any]) -> bool:
         """Store a report rendered from the findings of the run last validated or stored."""
@@ -181,16 +128,15 @@ class ResultCache:
         return run is not None and self.path is not None and self._write(self._side("out-" + name),
                                                                           {**report, "run": run})
 
-    def put(self, key: str, fp: dict[str, Any], findings: list[Finding]) -> bool:
+    def put(self, key: str, fp: dict[str, Any]) -> bool:
+        """Record a run: what it depended on. Reports of earlier runs become unreachable."""
+        self.last_run = None
         if self.path is None:
             return False
         run = os.urandom(8).hex()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError:
-            return False
-        # findings first: check.json pointing at them is the commit point
-        if not self._write(self._side("findings"), {"run": run, "findings": [dump_finding(f) for f in findings]}):
             return False
         if not self._write(self.path, {"version": VERSION, "key": key, "fingerprint": fp, "run": run}):
             return False
