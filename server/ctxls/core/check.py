@@ -210,36 +210,58 @@ class Workspace:
                     out.append(self.file(p, k))
         return [f for f in out if f.text is not None]
 
-    @property
-    def all_files(self) -> list[Path]:
-        """Every file of the workspace (vendor and build directories skipped), for existence and name lookups.
-        Kept in the file-system snapshot, so a long-lived engine walks the tree again only after a file appears
-        or disappears."""
-        key = ("all_files", self.root)
+    def _walk(self) -> tuple[list[tuple[str, str, list[str]]], list[Path]]:
+        """Every directory of the workspace (vendor and build directories skipped) as (absolute path, posix
+        path relative to the root ('' for the root), file names), and the directories walked. Kept in the
+        file-system snapshot, so a long-lived engine walks the tree again only after a file appears or
+        disappears. Plain strings: building a Path for each of tens of thousands of files costs more than the
+        walk."""
+        key = ("walk", self.root)
         got = self.fs.memo.get(key)
         if got is None:
-            out: list[Path] = []
+            entries: list[tuple[str, str, list[str]]] = []
             walked: list[Path] = []
-            for dirpath, dirnames, filenames in os.walk(self.root):
+            root = str(self.root)
+            cut = len(root.rstrip(os.sep)) + 1
+            for dirpath, dirnames, filenames in os.walk(root):
                 dirnames[:] = [d for d in dirnames if d not in D.SKIP_DIRS]
-                base = Path(dirpath)
-                walked.append(base)
-                out.extend(base / f for f in filenames)
-            got = self.fs.memo[key] = (out, walked)
+                walked.append(Path(dirpath))
+                rel = dirpath[cut:].replace(os.sep, "/") if dirpath != root else ""
+                entries.append((dirpath, rel, filenames))
+            got = self.fs.memo[key] = (entries, walked)
         self.walked_dirs = got[1]
-        return got[0]
+        return got
+
+    @property
+    def rel_files(self) -> list[str]:
+        """Every file of the workspace, relative to the root (posix), for existence and glob lookups."""
+        key = ("rel_files", self.root)
+        got = self.fs.memo.get(key)
+        if got is None:
+            got = self.fs.memo[key] = [f"{rel}/{n}" if rel else n for _, rel, names in self._walk()[0]
+                                       for n in names]
+        else:
+            self._walk()  # the walk is part of what this answer depends on
+        return got
 
     @cached_property
-    def files_by_name(self) -> dict[str, list[Path]]:
+    def files_by_name(self) -> "FilesByName":
         """Basename -> files of the workspace with that name (to suggest where a moved file went)."""
         key = ("files_by_name", self.root)
         names = self.fs.memo.get(key)
         if names is None:
             names = {}
-            for p in self.all_files:
-                names.setdefault(p.name, []).append(p)
+            for d, _, files in self._walk()[0]:
+                for n in files:
+                    got = names.get(n)
+                    if got is None:
+                        names[n] = [d]
+                    else:
+                        got.append(d)
             self.fs.memo[key] = names
-        return names
+        else:
+            self._walk()
+        return FilesByName(names)
 
     def session(self, start: Path) -> Session:
         s = self._sessions.get(start)
@@ -314,6 +336,22 @@ class Workspace:
 
     def exists(self, path: Path) -> bool:
         return self.fs.stat(path) is not None
+
+
+class FilesByName:
+    """Basename -> the workspace's files with that name, as Paths built on demand."""
+
+    def __init__(self, dirs: dict[str, list[str]]) -> None:
+        self._dirs = dirs
+
+    def get(self, name: str, default: list[Path] | None = None) -> list[Path] | None:
+        dirs = self._dirs.get(name)
+        if dirs is None:
+            return default
+        return [Path(os.path.join(d, name)) for d in dirs]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._dirs
 
 
 @dataclass

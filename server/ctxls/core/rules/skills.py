@@ -829,12 +829,8 @@ def _skipped_area(patterns: tuple[str, ...]) -> bool:
 
 
 def _all_files(ws: Workspace) -> list[str]:
-    """Every file of the workspace relative to its root (posix), from `Workspace.all_files`."""
-    key = ("ctxls.rules.skills.all_files", ws.root)
-    got = ws.fs.memo.get(key)
-    if got is None:
-        got = ws.fs.memo[key] = [ws.rel(p) for p in ws.all_files]
-    return got
+    """Every file of the workspace relative to its root (posix)."""
+    return ws.rel_files
 
 
 def _any_match(ws: Workspace, base: Path, globs: PathGlobs, root_only: bool) -> bool:
