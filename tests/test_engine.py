@@ -239,3 +239,23 @@ def test_random_edits_incremental_equals_full(tmp_path: Path, seed: int) -> None
         got = engine.check()
         assert engine.last_check_mode.startswith("incremental")
         _assert_same_as_fresh(engine, got, root, tmp_path)
+
+
+def test_sessions_loaded_between_edits_are_invalidated_too(tmp_path: Path) -> None:
+    """Hovers cache sessions between checks; an edit must find them (the engine indexes which cached sessions
+    load each file, and that index follows sessions added since)."""
+    root = tmp_path / "ws"
+    shutil.copytree(FIXTURES / "lsp" / "workspace", root)
+    engine = Engine(root, _settings(tmp_path, root))
+    engine.check()
+    arch, billing = root / "docs" / "arch.md", root / "services" / "billing" / "CLAUDE.md"  # arch: imported
+    deep = root / "services" / "billing" / "tests"
+    for i in range(3):
+        for k in range(2):  # twice between checks: the second edit must find the session the hover loaded
+            engine.set_buffer(arch, arch.read_text() + f"- Architecture note {i}.{k}.\n")
+            assert any(f"Architecture note {i}.{k}." in b.text for b in engine.session(deep).blocks)
+        engine.set_buffer(billing, billing.read_text() + f"- Billing rule {i}.\n")
+        s = engine.session(deep)
+        assert any(f"Billing rule {i}." in b.text for b in s.blocks)
+        got = engine.check()
+        _assert_same_as_fresh(engine, got, root, tmp_path)

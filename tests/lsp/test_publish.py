@@ -164,3 +164,40 @@ def test_non_ascii_text_change_republishes_unchanged_findings(tmp_path: Path) ->
     _round(ls)
     ls.engine.set_buffer(claude, text.replace("@docs/missing.md", "y @docs/missing.md"))
     assert claude.as_uri() not in _round(ls)
+
+
+def test_gc_deferred_only_defers_and_restores() -> None:
+    import gc
+
+    from ctxls.lsp.diagnostics import gc_deferred
+
+    assert gc.isenabled()
+    with gc_deferred():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with gc_deferred(False):
+        assert gc.isenabled()
+    with pytest.raises(RuntimeError):
+        with gc_deferred():
+            raise RuntimeError("a failed check")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_deferred():
+            pass
+        assert not gc.isenabled()  # left as the caller had it
+    finally:
+        gc.enable()
+
+
+def test_full_check_pending(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    shutil.copytree(FIXTURES / "lsp" / "workspace", root)
+    engine = Engine(root, _settings(tmp_path, root))
+    assert engine.full_check_pending
+    engine.check()
+    assert not engine.full_check_pending
+    engine.set_buffer(root / "CLAUDE.md", "# changed\n")
+    assert not engine.full_check_pending
+    engine.file_changed(root / "web" / "CLAUDE.md", structural=True)
+    assert engine.full_check_pending

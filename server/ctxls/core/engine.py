@@ -51,6 +51,10 @@ class Engine:
         """Held briefly by edits and file events."""
         self._index: D.WorkspaceIndex | None = None
         self._sessions: dict[Path, Session] = {}
+        self._indexed: dict[Path, Session] = {}
+        self._loaded_by: dict[str, set[Path]] = {}
+        """`_loaders`: which cached sessions (`_indexed`) load each file."""
+        self._sources_memo: dict[int, tuple[list, list, dict]] = {}
         self._pending: dict[Path, tuple[Session, dict[Path, tuple[SourceText, tuple[int, ...]]]]] = {}
         """Sessions that loaded an edited file, with, per such file, the version they were loaded with and the
         positions of its blocks: the next check patches them in place when it can (see `_patch`), or leaves
@@ -83,6 +87,12 @@ class Engine:
             self._workspace = None
             self._full_check = True
             self.generation += 1  # so a scheduled check runs even when no file changed
+
+    @property
+    def full_check_pending(self) -> bool:
+        """Whether the next check runs every rule over everything (first check, structural or configuration
+        change) rather than incrementally."""
+        return self._full_check
 
     # ------------------------------------------------------------------ changes
     def affects_analysis(self, path: Path) -> bool:
@@ -131,37 +141,83 @@ class Engine:
             self._pending.clear()
             return
         real = self.fs.realpath(path)
-        realpath = self.fs.realpath
-        where: dict[int, tuple[int, ...] | None] = {}  # by list of blocks (inert directories share their parent's)
-
-        def blocks_of(s: Session) -> tuple[int, ...] | None:
-            """Positions of the blocks of ``path`` in ``s``; None when ``s`` skipped it (empty, unreadable...):
-            it may load now."""
-            if id(s.blocks) not in where:
-                at = tuple(i for i, b in enumerate(s.blocks) if b.source is not None and realpath(b.source) == real)
-                where[id(s.blocks)] = None if any(realpath(k.source) == real for k in s.skipped) else at
-            return where[id(s.blocks)]
+        loaders = self._loaders()
 
         def may_load_now(d: Path) -> bool:
             # a file that did not load before (empty, unreadable) may load now
             return path.name in ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "MEMORY.md") and (
                 str(d).startswith(str(path.parent)) or str(path.parent).startswith(str(d)))
 
+        # the sessions that loaded or skipped the file, and those it may load in now; every other session
+        # neither changes nor needs reloading
+        affected = set(loaders.get(real, ()))
+        if path.name in ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "MEMORY.md"):
+            affected.update(d for d in list(self._sessions) if d not in affected and may_load_now(d))
         patchable = before is not None and before.ok
-        for d, s in list(self._sessions.items()):
-            at = blocks_of(s)
-            if at or at is None or may_load_now(d):
-                del self._sessions[d]
-                if at and patchable:
-                    self._pending[d] = (s, {path: (before, at)})
-        for d, (s, edits) in list(self._pending.items()):
+        for d, (s, edits) in list(self._pending.items()):  # sessions earlier edits left to patch
             if d in self._sessions:
                 continue  # loaded afresh meanwhile: the next check drops this entry
-            at = blocks_of(s)
+            at = self._where(s, real)
             if at and patchable:
                 edits.setdefault(path, (before, at))
             elif at or at is None or may_load_now(d):
                 del self._pending[d]
+        for d in affected:
+            s = self._sessions.get(d)
+            if s is None:
+                continue
+            at = self._where(s, real)
+            if at or at is None or may_load_now(d):
+                del self._sessions[d]
+                if at and patchable:
+                    self._pending[d] = (s, {path: (before, at)})
+
+    def _sources(self, s: Session) -> dict[str, tuple[int, ...] | None]:
+        """Real path of every file ``s`` loaded -> the positions of its blocks, or None for a file the session
+        skipped (empty, unreadable...: it may load now). Kept per list of blocks (directories that load what
+        their parent loads share it); a patch changes blocks in place, never which files they come from."""
+        memo = self._sources_memo.get(id(s.blocks))
+        if memo is not None and memo[0] is s.blocks and memo[1] is s.skipped:
+            return memo[2]
+        realpath = self.fs.realpath
+        out: dict[str, tuple[int, ...] | None] = {}
+        for i, b in enumerate(s.blocks):
+            if b.source is not None:
+                k = realpath(b.source)
+                out[k] = out.get(k, ()) + (i,)
+        for k in s.skipped:
+            out[realpath(k.source)] = None
+        self._sources_memo[id(s.blocks)] = (s.blocks, s.skipped, out)
+        return out
+
+    def _where(self, s: Session, real: str) -> tuple[int, ...] | None:
+        """Positions of the blocks of the file with real path ``real`` in ``s``; None when ``s`` skipped it."""
+        return self._sources(s).get(real, ())
+
+    def _loaders(self) -> dict[str, set[Path]]:
+        """Real path of a file -> the directories whose cached startup session loaded (or skipped) it, brought
+        up to date with the sessions cached since (rules and hovers add sessions; edits remove them)."""
+        index, by_file = self._indexed, self._loaded_by
+        current = list(self._sessions.items())
+        if len(current) == len(index) and all(index.get(d) is s for d, s in current):
+            return by_file
+        seen = dict(current)
+        for d, s in list(index.items()):
+            if seen.get(d) is not s:
+                for k in self._sources(s):
+                    got = by_file.get(k)
+                    if got is not None:
+                        got.discard(d)
+                del index[d]
+        for d, s in current:
+            if d not in index:
+                index[d] = s
+                for k in self._sources(s):
+                    by_file.setdefault(k, set()).add(d)
+        if len(self._sources_memo) > 4 * len(index) + 64:  # lists of blocks no session holds any more
+            live = {id(s.blocks) for s in index.values()}
+            self._sources_memo = {k: v for k, v in self._sources_memo.items() if k in live}
+        return by_file
 
     # ------------------------------------------------------------------ patching sessions
     _PATCHABLE = (M.CLAUDE_MD, M.AGENTS_MD, M.RULE, M.IMPORT)
