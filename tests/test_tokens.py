@@ -289,3 +289,16 @@ def test_offline_encoding_loads_with_network_disabled(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     assert "OFFLINE-OK" in proc.stdout
+
+
+def test_prefetch_counts_like_count() -> None:
+    from ctxls.core.tokens import TokenCounter, raw_count
+
+    texts = ["plain words here", "<|endoftext|> special strings are ordinary text <|fim_prefix|>",
+             "ünïcödé — and emoji 🎉", "x" * 5000, "line\n" * 300, "surrogate \udcff escape"]
+    warm = TokenCounter()
+    assert warm.prefetch(texts + texts) == len(texts)
+    assert warm.prefetch(texts) == 0  # all cached now
+    cold = TokenCounter()
+    assert [warm.count(t) for t in texts] == [cold.count(t) for t in texts] == [raw_count(t) for t in texts]
+    assert warm.misses == len(texts)
