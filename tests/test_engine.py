@@ -259,3 +259,42 @@ def test_sessions_loaded_between_edits_are_invalidated_too(tmp_path: Path) -> No
         assert any(f"Billing rule {i}." in b.text for b in s.blocks)
         got = engine.check()
         _assert_same_as_fresh(engine, got, root, tmp_path)
+
+
+def test_import_graph_findings_follow_edits_and_are_kept_otherwise(tmp_path: Path) -> None:
+    """CTX302/CTX303 are computed again only when the import graph changed (which files import what, from
+    which lines); an edit elsewhere keeps the very same findings."""
+    root = tmp_path / "ws"
+    shutil.copytree(FIXTURES / "lsp" / "workspace", root)
+    top, a, b = root / "CLAUDE.md", root / "docs" / "a.md", root / "docs" / "b.md"
+    chain = [root / "docs" / f"c{i}.md" for i in range(5)]
+    a.write_text("# A\n@b.md\n")
+    b.write_text("# B\n@a.md\n")
+    for here, nxt in zip(chain, chain[1:] + [None]):
+        here.write_text(f"# {here.stem}\n" + (f"@{nxt.name}\n" if nxt else "end\n"))
+    top.write_text(top.read_text() + "@docs/a.md\n@docs/c0.md\n")
+    engine = Engine(root, _settings(tmp_path, root))
+
+    def graph_findings(got):
+        return [f for fs in got.values() for f in fs if f.code in ("CTX302", "CTX303")]
+
+    got = engine.check()
+    first = graph_findings(got)
+    assert sorted(f.code for f in first) == ["CTX302", "CTX303"]
+    engine.set_buffer(b, "# B\nSome text that imports nothing.\n@a.md\n")  # the import moves a line down
+    got = engine.check()
+    _assert_same_as_fresh(engine, got, root, tmp_path)
+    moved = graph_findings(got)
+    assert [f.span for f in moved] != [f.span for f in first]
+    engine.set_buffer(top, top.read_text() + "- One more rule.\n")  # the graph is the same
+    got = engine.check()
+    _assert_same_as_fresh(engine, got, root, tmp_path)
+    assert all(x is y for x, y in zip(graph_findings(got), moved)) and len(graph_findings(got)) == len(moved)
+    engine.set_buffer(a, "# A\n")  # the cycle goes
+    got = engine.check()
+    _assert_same_as_fresh(engine, got, root, tmp_path)
+    assert [f.code for f in graph_findings(got)] == ["CTX303"]
+    engine.set_buffer(chain[2], "# c2\n")  # the chain is cut short
+    got = engine.check()
+    _assert_same_as_fresh(engine, got, root, tmp_path)
+    assert graph_findings(got) == []

@@ -14,13 +14,13 @@ import logging
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+import operator
 from operator import attrgetter
 from pathlib import Path
 
 from lsprotocol import types as T
 from pygls.capabilities import get_capability
 
-from ..core.check import same_items
 from .convert import diagnostic_dict, path_to_uri, to_diagnostic
 from .server import CtxlsServer
 
@@ -206,11 +206,21 @@ def gc_deferred(defer: bool = True):
 _FINGERPRINT = attrgetter("span", "code", "message", "severity")
 
 
+def same_findings(old: list, new: list) -> bool:
+    """Whether ``new`` would publish what ``old`` did. Most findings are the very same objects from check to
+    check (rules keep what they found, and findings are never changed once reported): only the others are
+    compared field by field."""
+    if len(old) != len(new):
+        return False
+    if all(map(operator.is_, old, new)):
+        return True
+    return all(a is b or _FINGERPRINT(a) == _FINGERPRINT(b) for a, b in zip(old, new))
+
+
 @dataclass
 class Published:
     findings: list
-    """The findings last published for the file (an identical list needs no further comparison)."""
-    fingerprint: list
+    """The findings last published for the file."""
     text: str | None
     """The file's text they were converted against."""
 
@@ -269,18 +279,14 @@ def plan_publish(ls: CtxlsServer, engine) -> PublishPlan:
         current.add(uri)
         prev = published.get(uri)
         text = fs.read(path).text
-        if prev is not None and (prev.text is text or (text is not None and text.isascii())):
-            if same_items(prev.findings, findings):
+        if prev is not None and same_findings(prev.findings, findings):
+            if prev.text is text or (text is not None and text.isascii()):
+                if prev.findings is not findings or prev.text is not text:
+                    plan.updates[uri] = Published(findings, text)  # compared by identity next time
                 continue
-            fingerprint = list(map(_FINGERPRINT, findings))
-            if fingerprint == prev.fingerprint:
-                plan.updates[uri] = Published(findings, fingerprint, text)
-                continue
-        else:
-            fingerprint = list(map(_FINGERPRINT, findings))
         diags = [diagnostic_dict(f, encoding, lines_of, lambda p: uri_of(ls, p)) for f in findings]
         plan.bodies.append(_notification(uri, diags))
-        plan.updates[uri] = Published(findings, fingerprint, text)
+        plan.updates[uri] = Published(findings, text)
     for uri in published:
         if uri not in current:
             plan.bodies.append(_notification(uri, []))

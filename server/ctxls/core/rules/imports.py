@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 
 from .. import discovery as D
@@ -29,8 +30,30 @@ def _targets(ws: Workspace, fi: FileInfo) -> list[tuple[ImportRef, Path]]:
     return got
 
 
-def _importers(ws: Workspace) -> list[FileInfo]:
-    """Files that can import: instruction sources plus every file they reach through imports."""
+class _Graph:
+    """The files that can import (see `_importers`) and what identifies the import graph they form."""
+
+    __slots__ = ("files", "signature")
+
+    def __init__(self, files: list[FileInfo], signature: tuple) -> None:
+        self.files = files
+        self.signature = signature
+
+
+_GRAPHS: "weakref.WeakKeyDictionary[Workspace, list[tuple[object, _Graph]]]" = weakref.WeakKeyDictionary()
+
+
+def _graph(ws: Workspace) -> _Graph:
+    """`_importers` of ``ws`` (under its current scope), walked once per workspace and scope.
+
+    The signature holds everything the graph rules read: each file with its resolved imports (a list the
+    snapshot keeps while the file's imports stay the same, so an edit elsewhere in the file leaves it the
+    very same object), and the import targets that are files without being importers (non-text files)."""
+    per_ws = _GRAPHS.setdefault(ws, [])
+    scope = ws.scope
+    for sc, g in per_ws:
+        if sc is scope:
+            return g
     seen: dict[Path, FileInfo] = {}
     stack = list(ws.files(*IMPORTING_KINDS))
     while stack:
@@ -41,7 +64,29 @@ def _importers(ws: Workspace) -> list[FileInfo]:
         for _, target in _targets(ws, fi):
             if target not in seen and ws.fs.is_file(target) and _is_text(target):
                 stack.append(ws.file(target))
-    return sorted(seen.values(), key=lambda f: str(f.path))
+    files = sorted(seen.values(), key=lambda f: str(f.path))
+    edges = tuple((fi.path, _targets(ws, fi)) for fi in files)
+    others = frozenset(t for _, ts in edges for _, t in ts if t not in seen and ws.fs.is_file(t))
+    g = _Graph(files, (ws.root, edges, others))
+    per_ws.append((scope, g))
+    return g
+
+
+def _importers(ws: Workspace) -> list[FileInfo]:
+    """Files that can import: instruction sources plus every file they reach through imports."""
+    return _graph(ws).files
+
+
+def _cached(ws: Workspace, name: str, signature: tuple, compute) -> list[Finding]:
+    """The findings of a graph rule, kept in the snapshot and computed again only when the graph's signature
+    changed (they depend on nothing else)."""
+    key = ("imports_rule", name)
+    got = ws.fs.memo.get(key)
+    if got is not None and got[0] == signature:
+        return got[1]
+    out = list(compute())
+    ws.fs.memo[key] = (signature, out)
+    return out
 
 
 def _is_text(p: Path) -> bool:
@@ -87,7 +132,12 @@ def _relpath(target: Path, base: Path) -> str:
       example="a.md imports @b.md and b.md imports @a.md.",
       fix="Remove the import that closes the cycle.")
 def import_cycle(ws: Workspace):
-    files = {fi.path: fi for fi in _importers(ws)}
+    g = _graph(ws)
+    return _cached(ws, "CTX302", g.signature, lambda: _import_cycle(ws, g.files))
+
+
+def _import_cycle(ws: Workspace, importers: list[FileInfo]):
+    files = {fi.path: fi for fi in importers}
     graph = {p: [(ref, t) for ref, t in _targets(ws, fi) if t in files] for p, fi in files.items()}
     reported: set[tuple[Path, int]] = set()
     color: dict[Path, int] = {}
@@ -133,9 +183,15 @@ def import_cycle(ws: Workspace):
       example="CLAUDE.md -> a.md -> b.md -> c.md -> d.md -> e.md: e.md never loads.",
       fix="Import the deep file directly from a shallower one. Setting: `import_max_hops`.")
 def import_too_deep(ws: Workspace):
+    g = _graph(ws)
+    roots = ws.files(D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD, D.RULE)
+    signature = (g.signature, ws.settings.import_max_hops, tuple(fi.path for fi in roots))
+    return _cached(ws, "CTX303", signature, lambda: _import_too_deep(ws, g.files, roots))
+
+
+def _import_too_deep(ws: Workspace, importers: list[FileInfo], roots: list[FileInfo]):
     hops = ws.settings.import_max_hops
-    files = {fi.path: fi for fi in _importers(ws)}
-    roots = [fi for fi in ws.files(D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD, D.RULE)]
+    files = {fi.path: fi for fi in importers}
     reported: set[tuple[Path, int]] = set()
     for root in roots:
         # breadth-first from each directly loaded file, tracking depth and the visited set like the loader
