@@ -106,10 +106,12 @@ def compute_budget(
     total = len(index.dirs)
     by_dir: dict[Path, DirCost] = {}
     for i, d in enumerate(index.dirs):
-        parent_cost = by_dir.get(d.parent) if reuse and d != root else None
+        # An external import that is not approved does not load, so a directory's cost can differ from its
+        # parent's even when nothing in it changes what loads: reuse costs only when external imports load.
+        parent_cost = by_dir.get(d.parent) if reuse and d != root and settings.external_imports_approved else None
         if parent_cost is not None and is_inert_dir(d, fs):
             # Nothing here changes what loads (no instruction files, no .claude/, no .git): the session
-            # costs exactly what the parent's does.
+            # costs exactly what the parent's does (an approved external import only gains a note).
             cost = DirCost(d, parent_cost.startup_tokens, parent_cost.instruction_tokens, parent_cost.files,
                            parent_cost.top_source, parent_cost.top_tokens)
             by_dir[d] = cost

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from . import discovery as D
 from .findings import SEVERITIES, SEVERITY_RANK, Finding
 from .fs import FileSystem
-from .loader import auto_memory_dir, is_inert_dir, load_session
+from .loader import auto_memory_dir, is_inert_dir, load_session, loads_as_parent
 from .markdown import Prepared, prepare
 from .model import Session
 from .settings import Settings
@@ -263,10 +263,11 @@ class Workspace:
             self._walk()
         return FilesByName(names)
 
-    def session(self, start: Path) -> Session:
+    def session(self, start: Path, prefixes: dict | None = None) -> Session:
         s = self._sessions.get(start)
         if s is None:
-            s = load_session(start, (), self.settings, root=self.root, fs=self.fs, counter=self.counter)
+            s = load_session(start, (), self.settings, root=self.root, fs=self.fs, counter=self.counter,
+                             prefixes=prefixes)
             self._sessions[start] = s
         return s
 
@@ -287,13 +288,14 @@ class Workspace:
         by_dir: dict[Path, Session] = {}
         if not self._sessions:
             self.prefetch_tokens()
+        prefixes: dict = {}  # this batch's walk states (see load_session): parents come before children
         for d in self.index.dirs:
             parent = by_dir.get(d.parent) if d != self.root else None
-            if parent is not None and is_inert_dir(d, self.fs):
+            if parent is not None and is_inert_dir(d, self.fs) and loads_as_parent(parent, d):
                 s = self._sessions.get(d) or dataclasses.replace(parent, start_dir=d)
                 self._sessions[d] = s
             else:
-                s = self.session(d)
+                s = self.session(d, prefixes)
             by_dir[d] = s
             out.append(s)
         self._session_list = out

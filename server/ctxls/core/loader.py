@@ -108,13 +108,17 @@ def _base36(n: int) -> str:
 
 
 def find_git_root(start: Path, fs: FileSystem) -> Path | None:
-    d = start
-    while True:
-        if ".git" in fs.listing(d):
-            return d
-        if d.parent == d:
-            return None
-        d = d.parent
+    """The nearest directory from ``start`` up that holds `.git` (memoized per directory in the snapshot)."""
+    key = ("git_root", start)
+    got = fs.memo.get(key, key)
+    if got is not key:
+        return got
+    if ".git" in fs.listing(start):
+        got = start
+    else:
+        got = None if start.parent == start else find_git_root(start.parent, fs)
+    fs.memo[key] = got
+    return got
 
 
 def auto_memory_dir(start_dir: Path, settings: Settings, fs: FileSystem) -> Path:
@@ -188,6 +192,18 @@ def is_inert_dir(d: Path, fs: FileSystem) -> bool:
     return not any(n in names for n in _RELEVANT_NAMES)
 
 
+def loads_as_parent(parent: Session, d: Path) -> bool:
+    """Whether a session started in ``d``, an inert directory (`is_inert_dir`) below the start directory of
+    ``parent``, loads exactly what ``parent`` loads. The one difference there can be: a project import that
+    lies outside ``d`` but not outside the parent's start directory is external for ``d`` (a note, or not
+    loaded at all when external imports are not approved)."""
+    for b in parent.blocks:
+        if b.kind == M.IMPORT and b.tier in ("Project", "Local") and b.source is not None \
+                and not (b.notes and b.notes[-1] == EXTERNAL_IMPORT_NOTE) and not is_within(b.source, d):
+            return False
+    return True
+
+
 def is_within(path: Path, base: Path) -> bool:
     p, b = str(path), str(base)
     return p == b or p.startswith(b if b.endswith(os.sep) else b + os.sep)
@@ -203,6 +219,9 @@ class _Rule:
     frontmatter_error: str | None = None
 
 
+EXTERNAL_IMPORT_NOTE = "external import (outside the start directory): loads only after the one-time approval"
+
+
 @dataclass
 class ClaudeCodeLoader:
     start_dir: Path
@@ -216,6 +235,10 @@ class ClaudeCodeLoader:
     skills: list[SkillInfo] = field(default_factory=list)
     listing: SkillListing | None = None
     _skills_shared: bool = False
+    prefixes: dict | None = None
+    """Shared by the sessions of one batch (`load_session(prefixes=...)`): the loader's state after the walk
+    reached each directory, so a session started below it continues from there instead of loading every
+    ancestor's files again. Valid only while no file changes: a batch owns it, never a snapshot."""
 
     # ------------------------------------------------------------------ helpers
     def _real(self, path: Path) -> str:
@@ -285,10 +308,10 @@ class ClaudeCodeLoader:
         blk.notes.extend(notes)
         if prep.removed:
             blk.cut = "; ".join(prep.removed) + " stripped"
-        if note:
-            blk.notes.append(note)
         for ref in prep.skipped_imports:
             blk.notes.append(f"@{ref.raw} on line {ref.line} is inside code or a comment: not imported")
+        if note:
+            blk.notes.append(note)  # last: `_restore` adjusts the external-import note of a continued walk
         self.blocks.append(blk)
         self._imports(path, prep, tier, depth, lazy)
         return True
@@ -336,7 +359,7 @@ class ClaudeCodeLoader:
                 if not self.settings.external_imports_approved:
                     self._skip(target, f"@{ref.raw}: outside the start directory and not approved", trigger, M.IMPORT)
                     continue
-                note = "external import (outside the start directory): loads only after the one-time approval"
+                note = EXTERNAL_IMPORT_NOTE
             self.add_file(target, M.IMPORT, tier, trigger, lazy=lazy, depth=depth + 1, note=note)
 
     def _resolve(self, parent: Path, ref: str) -> Path:
@@ -437,20 +460,20 @@ class ClaudeCodeLoader:
             agents_fallback = s.agents_md_mode == "claude-md-or-agents-md" and not any(
                 p.claude or p.dot_claude or p.local for p in probes)
             agents_too = s.agents_md_mode == "claude-md-and-agents-md"
-            for p in probes:
-                if p.empty and not (agents_fallback or agents_too):
-                    continue
-                self.add_file(p.claude, M.CLAUDE_MD, "Project", M.STARTUP)
-                self.add_file(p.dot_claude, M.CLAUDE_MD, "Project", M.STARTUP)
-                if agents_fallback or agents_too:
-                    for path in (p.agents, p.dot_agents):
-                        if path is not None:
-                            self._add_agents(path, M.AGENTS_MD, M.STARTUP, False)
-                if p.rules:
-                    for r in self._rules_in(p.claude_dir, p.dir, "Project"):
-                        if r.globs.unconditional:
-                            self._add_rule(r, M.RULE, M.STARTUP, False)
-                self.add_file(p.local, M.CLAUDE_MD, "Local", M.STARTUP)
+            every = agents_fallback or agents_too
+            prefixes, mode, done = self.prefixes, (agents_fallback, agents_too), 0
+            if prefixes is not None:
+                for i in range(len(probes) - 1, -1, -1):
+                    state = prefixes.get((probes[i].dir, mode))
+                    if state is not None:
+                        if self._restore(state):
+                            done = i + 1
+                        break
+            for p in probes[done:]:
+                if every or not p.empty:
+                    self._load_dir(p, every)
+                if prefixes is not None:
+                    prefixes[(p.dir, mode)] = (tuple(self.blocks), tuple(self.skipped), frozenset(self.processed))
         # 4. Auto memory
         mem = self._auto_memory()
         if mem is not None:
@@ -466,6 +489,49 @@ class ClaudeCodeLoader:
         if not managed_only:
             self._collect_skills()
         self._listing_block(M.STARTUP, self.skills)
+
+    def _load_dir(self, p: "_DirProbe", agents: bool) -> None:
+        """One directory of the walk: CLAUDE.md, .claude/CLAUDE.md, AGENTS.md (when ``agents``), unconditional
+        rules, CLAUDE.local.md."""
+        self.add_file(p.claude, M.CLAUDE_MD, "Project", M.STARTUP)
+        self.add_file(p.dot_claude, M.CLAUDE_MD, "Project", M.STARTUP)
+        if agents:
+            for path in (p.agents, p.dot_agents):
+                if path is not None:
+                    self._add_agents(path, M.AGENTS_MD, M.STARTUP, False)
+        if p.rules:
+            for r in self._rules_in(p.claude_dir, p.dir, "Project"):
+                if r.globs.unconditional:
+                    self._add_rule(r, M.RULE, M.STARTUP, False)
+        self.add_file(p.local, M.CLAUDE_MD, "Local", M.STARTUP)
+
+    def _restore(self, state: tuple) -> bool:
+        """Continue from the state another session's walk reached in one of our ancestors (see `prefixes`),
+        with blocks of our own. The one thing that depends on where the session starts is whether a project
+        import lies outside the start directory: a target inside that ancestor but outside ours gets the
+        external-import note, or, when external imports are not approved, would not load at all; then
+        nothing is restored (False) and the walk starts over."""
+        blocks, skipped, processed = state
+        own = []
+        start = self.start_dir
+        for b in blocks:
+            c = object.__new__(Block)
+            c.__dict__.update(b.__dict__)
+            c.notes = list(b.notes)
+            if c.kind == M.IMPORT and c.tier in ("Project", "Local") and c.source is not None:
+                external = not is_within(c.source, start)
+                marked = bool(c.notes) and c.notes[-1] == EXTERNAL_IMPORT_NOTE
+                if external and not marked:
+                    if not self.settings.external_imports_approved:
+                        return False
+                    c.notes.append(EXTERNAL_IMPORT_NOTE)
+                elif marked and not external:
+                    c.notes.pop()
+            own.append(c)
+        self.blocks = own
+        self.skipped = list(skipped)
+        self.processed = set(processed)
+        return True
 
     def _add_agents(self, path: Path, kind: str, trigger: str, lazy: bool) -> None:
         if self.settings.agents_md_mode == "claude-md-and-agents-md" and self.fs.is_file(path):
@@ -523,16 +589,13 @@ class ClaudeCodeLoader:
     def _collect_skills(self) -> None:
         s = self.settings
         top = find_git_root(self.start_dir, self.fs) or self.root
-        bases = []
-        d = self.start_dir
-        while True:
-            bases.append(self._probe(d).claude_dir)
-            if d == top or d.parent == d or not is_within(self.start_dir, top):
-                break
-            d = d.parent
         # Sessions in sibling directories usually see the same skills: share the parsed listing, keyed by the
         # `.claude` directories that contribute (their contents are memoized per snapshot).
-        contributing = tuple(b for b in bases if skill_dirs(b, self.fs) or command_files(b, self.fs))
+        if is_within(self.start_dir, top):
+            contributing = self._contributing(self.start_dir, top)
+        else:
+            cd = self._probe(self.start_dir).claude_dir
+            contributing = (cd,) if skill_dirs(cd, self.fs) or command_files(cd, self.fs) else ()
         key = ("skills", contributing, s.managed_dir, s.claude_dir, s.skill_budget, s.skill_desc_cap,
                s.paths_md_root_only, tuple(sorted(s.skill_invocations.items())))
         got = self.fs.memo.get(key)
@@ -549,6 +612,18 @@ class ClaudeCodeLoader:
             got = self.fs.memo[key] = (skills, build_listing(skills, s))
         self.skills, self.listing = got
         self._skills_shared = True
+
+    def _contributing(self, d: Path, top: Path) -> tuple[Path, ...]:
+        """The `.claude` directories with skills or commands from ``d`` up to ``top``, nearest first (memoized
+        per directory: a child's answer is its own directory's plus its parent's)."""
+        key = ("contributing", d, top)
+        got = self.fs.memo.get(key)
+        if got is None:
+            cd = self._probe(d).claude_dir
+            own = (cd,) if skill_dirs(cd, self.fs) or command_files(cd, self.fs) else ()
+            got = own if d == top or d.parent == d else own + self._contributing(d.parent, top)
+            self.fs.memo[key] = got
+        return got
 
     def _own_skills(self) -> None:
         """Copy the shared skill objects before a touch changes them."""
@@ -715,8 +790,12 @@ def load_session(
     fs: FileSystem | None = None,
     counter: TokenCounter | None = None,
     profile: str = "claude-code",
+    prefixes: dict | None = None,
 ) -> Session:
-    """The ordered blocks of a session started in ``start_dir`` after reading each of ``touched``."""
+    """The ordered blocks of a session started in ``start_dir`` after reading each of ``touched``.
+
+    ``prefixes``: a dict shared by the sessions of one batch over an unchanging file system (every directory
+    of a workspace), so that each continues from the deepest ancestor directory another already walked."""
     settings = settings or Settings()
     if profile not in PROFILES:
         raise ValueError(f"unknown agent profile {profile!r}; known: {', '.join(PROFILES)}")
@@ -724,12 +803,12 @@ def load_session(
     fs = fs or FileSystem(max_bytes=settings.max_file_bytes)
     counter = counter or TokenCounter(factor_for(settings.model, settings.token_factor))
     return PROFILES[profile](start, [Path(os.path.abspath(t)) for t in touched], settings,
-                             root or start, fs, counter)
+                             root or start, fs, counter, prefixes)
 
 
 def _claude_code(start: Path, touched: list[Path], settings: Settings, root: Path, fs: FileSystem,
-                 counter: TokenCounter) -> Session:
-    ld = ClaudeCodeLoader(start, settings, fs, counter, root)
+                 counter: TokenCounter, prefixes: dict | None = None) -> Session:
+    ld = ClaudeCodeLoader(start, settings, fs, counter, root, prefixes=prefixes)
     ld.load_startup()
     for t in touched:
         ld.touch(t)
