@@ -175,3 +175,31 @@ def test_load_order_survives_disagreeing_sessions() -> None:
 def test_analysis_is_shared_between_the_rules(tmp_path: Path) -> None:
     ws = make_ws(tmp_path, {"CLAUDE.md": "- Always run the whole test suite first.\n"})
     assert D._analyse(ws) is D._analyse(ws)
+
+
+def test_near_duplicate_graph_equals_brute_force(tmp_path: Path) -> None:
+    """The prefix-filtered join finds exactly the pairs an all-pairs comparison finds: representatives of
+    co-loading files, different keys, Jaccard of content words at or above the threshold."""
+    import subprocess
+    import sys
+
+    repo, home = tmp_path / "repo", tmp_path / "home"
+    gen = Path(__file__).resolve().parent.parent / "bench" / "gen_monorepo.py"
+    subprocess.run([sys.executable, str(gen), str(repo), "--home", str(home), "--files", "200", "--dirs", "25",
+                    "--claude", "40", "--skills", "5"], check=True, stdout=subprocess.DEVNULL)
+    for threshold in (0.8, 0.6):
+        ws = Workspace(repo, Settings(home=home, ceiling=tmp_path, managed_dir=tmp_path / "managed"),
+                       CheckConfig(duplicate_threshold=threshold))
+        an = D._Analysis.build(*D._inputs(ws, 4), threshold, 4)
+        reps = [u for reps in an.reps_of for u in reps.values()]
+        want = set()
+        for i, u in enumerate(reps):
+            for v in reps[i + 1:]:
+                if v.fid not in an.coload[u.fid] or u.key == v.key:
+                    continue
+                inter = len(u.words & v.words)
+                if inter / (len(u.words) + len(v.words) - inter) >= threshold - 1e-9:
+                    want.add(frozenset((u.uid, v.uid)))
+        got = {frozenset((a, b)) for a, nb in an.similar.items() for b in nb}
+        assert want, "the generated repo has near duplicates"
+        assert got == want

@@ -489,8 +489,9 @@ class _Analysis:
         t = self.threshold
         ratio = t / (1 + t)
         index_fraction = 2 * t / (1 + t)
+        ceil = math.ceil
         for u in cand:
-            words = u.words
+            words, key = u.words, u.key
             toks = sorted(words, key=rank_of.__getitem__)
             n = len(toks)
             co = self.coload[u.fid]
@@ -503,14 +504,17 @@ class _Analysis:
                 fids = [f for f in co if f in bucket] if len(co) < len(bucket) else [f for f in bucket if f in co]
                 for fid in fids:
                     for v, j, m in bucket[fid]:
-                        if m < lo or v.uid in checked:
+                        if m < lo or v.key == key:
+                            continue  # exact copies are CTX201's (groups), not near duplicates
+                        vid = v.uid
+                        if vid in checked:
                             continue
-                        checked.add(v.uid)  # the first shared prefix word is the first shared word overall
-                        need = math.ceil(ratio * (n + m) - 1e-9)  # |A ∩ B| >= t/(1+t) (|A| + |B|)  <=>  J >= t
-                        if 1 + min(n - i - 1, m - j - 1) < need:
+                        checked.add(vid)  # the first shared prefix word is the first shared word overall
+                        need = ceil(ratio * (n + m) - 1e-9)  # |A ∩ B| >= t/(1+t) (|A| + |B|)  <=>  J >= t
+                        if 1 + (n - i - 1 if n - i < m - j else m - j - 1) < need:
                             continue  # positional filter: too few words left to reach the threshold
                         inter = len(words & v.words)
-                        if inter < need or v.key == u.key:
+                        if inter < need:
                             continue
                         self._link(u, v, inter / (n + m - inter))
             for j in range(min(n, n - math.ceil(index_fraction * n - 1e-9) + 1)):
