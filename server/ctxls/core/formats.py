@@ -12,6 +12,7 @@ from .. import __version__
 from .findings import Finding
 
 CHECK_SCHEMA = "ctxls.check/1"
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
 SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note", "hint": "note"}
 
 
@@ -37,8 +38,9 @@ def dumps_check_json(data: dict[str, Any]) -> str:
     """The check JSON with one finding per line: readable, and written by the C encoder (an indented dump of
     tens of thousands of findings goes through the pure-Python encoder and takes seconds)."""
     head = {k: v for k, v in data.items() if k != "findings"}
-    items = ",\n  ".join(json.dumps(f, ensure_ascii=False) for f in data["findings"])
-    body = json.dumps(head, ensure_ascii=False)[:-1]
+    encode = _ENCODER.encode  # one encoder: json.dumps with options builds a new one per call
+    items = ",\n  ".join(map(encode, data["findings"]))
+    body = encode(head)[:-1]
     return body + (', "findings": [\n  ' + items + "\n]}" if items else ', "findings": []}') + "\n"
 
 
