@@ -298,3 +298,28 @@ def test_import_graph_findings_follow_edits_and_are_kept_otherwise(tmp_path: Pat
     got = engine.check()
     _assert_same_as_fresh(engine, got, root, tmp_path)
     assert graph_findings(got) == []
+
+
+def test_unchanged_files_keep_their_records_across_checks(tmp_path: Path) -> None:
+    """A new workspace per check takes over the previous one's file records whose text is the very same; an
+    edited file, or one changed on disk, is read again."""
+    root = tmp_path / "ws"
+    shutil.copytree(FIXTURES / "lsp" / "workspace", root)
+    engine = Engine(root, _settings(tmp_path, root))
+    engine.check()
+    top, api, arch = root / "CLAUDE.md", root / "services" / "api" / "CLAUDE.md", root / "docs" / "arch.md"
+    ws = engine.workspace()
+    before = {p: ws.file(p) for p in (top, api, arch)}
+    engine.set_buffer(top, top.read_text() + "- One more rule.\n")
+    got = engine.check()
+    ws2 = engine.workspace()
+    assert ws2 is not ws
+    assert ws2.file(api) is before[api] and ws2.file(arch) is before[arch]
+    assert ws2.file(top) is not before[top] and "One more rule" in ws2.file(top).text
+    arch.write_text(arch.read_text() + "More architecture.\n")
+    engine.file_changed(arch, structural=False)
+    got = engine.check()
+    ws3 = engine.workspace()
+    assert ws3.file(arch) is not before[arch] and "More architecture." in ws3.file(arch).text
+    assert ws3.file(api) is before[api]
+    _assert_same_as_fresh(engine, got, root, tmp_path)

@@ -62,13 +62,15 @@ class Engine:
         self._before: dict[Path, str | None] = {}
         """Each file edited since the last check: its text then (what the kept findings were computed from)."""
         self._workspace: Workspace | None = None
+        self._last_workspace: Workspace | None = None
+        """The workspace of the last check (see `_carry_files`)."""
         self.findings: dict[Path, list[Finding]] = {}
         self.errors: list[str] = []
         self.generation = 0
         self._full_check = True
         self._dirty_paths: set[Path] = set()
-        self._file_findings: list[Finding] = []
-        """Findings of the per-file rules, in report order within each file."""
+        self._file_findings: dict[str, list[Finding]] = {}
+        """Findings of the per-file rules by path string, each file's in report order."""
         self._global_findings: list[Finding] = []
         """Findings of the workspace-scoped rules, in report order."""
         self._merged: dict[str, tuple[list[Finding], list[Finding], list[Finding]]] = {}
@@ -84,7 +86,7 @@ class Engine:
             self._index = None
             self._sessions.clear()
             self._pending.clear()
-            self._workspace = None
+            self._workspace = self._last_workspace = None
             self._full_check = True
             self.generation += 1  # so a scheduled check runs even when no file changed
 
@@ -399,8 +401,25 @@ class Engine:
                 ws = Workspace(self.root, self.settings, self.config, fs=self.fs, counter=self.counter,
                                index=self.index)
                 ws._sessions = self._sessions  # share: rules fill it, hovers reuse it
-                self._workspace = ws
+                self._carry_files(self._last_workspace, ws)
+                self._workspace = self._last_workspace = ws
             return self._workspace
+
+    def _carry_files(self, prev: Workspace | None, ws: Workspace) -> None:
+        """Hand the new workspace the previous one's file records (with their split lines, parsed markdown and
+        suppression comments) for every file whose text is still the very same: an edit re-reads one file,
+        not a thousand. Only within one index, settings and configuration (a file's kind and the size limit
+        depend on them)."""
+        files = getattr(ws, "_files", None)
+        old = getattr(prev, "_files", None)
+        if (not isinstance(files, dict) or not isinstance(old, dict) or prev.index is not ws.index
+                or prev.settings is not ws.settings or prev.config is not ws.config):
+            return
+        read, limit = self.fs.read, self.settings.max_file_bytes
+        for path, fi in list(old.items()):
+            src = read(path, limit)
+            if src.text is fi.text and src.error == fi.error and src.mtime_ns == fi.mtime_ns:
+                files.setdefault(path, fi)
 
     def check(self) -> dict[Path, list[Finding]]:
         """Run the rules; returns findings grouped by file.
@@ -419,7 +438,7 @@ class Engine:
             ws = self.workspace()
             if full:
                 res = run_checks(ws)
-                self._file_findings = [f for f in res.findings if f.code not in WORKSPACE_SCOPED]
+                self._file_findings = _by_path([f for f in res.findings if f.code not in WORKSPACE_SCOPED])
                 self._global_findings = [f for f in res.findings if f.code in WORKSPACE_SCOPED]
                 errors = res.errors
                 self.last_check_mode = "full"
@@ -431,13 +450,18 @@ class Engine:
                     local = run_checks(ws, codes=lambda c: c not in WORKSPACE_SCOPED)
                 finally:
                     ws.scope = None
-                kept = [f for f in self._file_findings if f.path not in scope]
-                # a re-checked finding elsewhere than in the scope may repeat a kept one
-                elsewhere = {f.path for f in local.findings if f.path not in scope}
-                seen = {f.key() for f in kept if f.path in elsewhere}
-                self._file_findings = kept + [f for f in local.findings if f.key() not in seen]
-                if elsewhere:
-                    self._file_findings.sort(key=order_key)
+                in_scope = {str(p) for p in scope}
+                files = {k: v for k, v in self._file_findings.items() if k not in in_scope}
+                for k, found in _by_path(local.findings).items():
+                    if k in in_scope:
+                        files[k] = found
+                    else:  # a re-checked finding elsewhere than in the scope may repeat a kept one
+                        old = files.get(k, [])
+                        seen = {f.key() for f in old}
+                        new = [f for f in found if f.key() not in seen]
+                        if new:
+                            files[k] = sorted(old + new, key=order_key)
+                self._file_findings = files
                 self._global_findings = glob.findings
                 errors = glob.errors + local.errors
                 self.last_check_mode = f"incremental ({len(dirty)} file{'s' if len(dirty) != 1 else ''})"
@@ -449,7 +473,7 @@ class Engine:
     def _group(self) -> dict[Path, list[Finding]]:
         """All findings by file, files in path order, each file's in span and code order. (Both lists are in
         that order within each file: only files with both kinds need merging.)"""
-        per_file = _by_path(self._file_findings)
+        per_file = self._file_findings
         per_glob = _by_path(self._global_findings)
         grouped: dict[Path, list[Finding]] = {}
         merged, self._merged = self._merged, {}
