@@ -112,6 +112,9 @@ def test_publish_sends_only_changed_files_and_clears_vanished_ones(tmp_path: Pat
     claude = root / "CLAUDE.md"
     assert claude.as_uri() in first and {d["code"] for d in first[claude.as_uri()]} >= {"CTX301"}
     assert set(first) == {p.as_uri() for p in ls.engine.findings}
+    # what a client shows, nothing more (the server's quick fixes find findings by code and line)
+    keys = {k for ds in first.values() for d in ds for k in d}
+    assert keys == {"range", "message", "severity", "code", "source", "relatedInformation"}
     assert _round(ls) == {}  # nothing changed: nothing sent
     text = claude.read_text()
     ls.engine.set_buffer(claude, text.replace("@docs/missing.md", "@docs/arch.md"))

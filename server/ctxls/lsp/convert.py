@@ -93,7 +93,6 @@ def to_diagnostic(server, f: Finding, lines: list[str] | None = None) -> T.Diagn
         code=f.code,
         source=SOURCE,
         related_information=related or None,
-        data={"code": f.code, "message": f.message},
     )
 
 
@@ -107,5 +106,4 @@ def diagnostic_dict(f: Finding, encoding, lines_of, uri_of=path_to_uri) -> dict:
         d["relatedInformation"] = [
             {"location": {"uri": uri_of(r.path), "range": range_dict(lines_of(r.path), r.span, encoding)},
              "message": r.message} for r in f.related]
-    d["data"] = {"code": f.code, "message": f.message}
     return d

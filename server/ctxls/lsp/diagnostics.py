@@ -296,7 +296,8 @@ def plan_publish(ls: CtxlsServer, engine) -> PublishPlan:
 
 def _notification(uri: str, diagnostics: list[dict]) -> str:
     return json.dumps({"jsonrpc": "2.0", "method": T.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
-                       "params": {"uri": uri, "diagnostics": diagnostics}})
+                       "params": {"uri": uri, "diagnostics": diagnostics}}, separators=(",", ":"),
+                      check_circular=False)
 
 
 def publish(ls: CtxlsServer, plan: PublishPlan | None) -> None:

@@ -54,6 +54,7 @@ def _graph(ws: Workspace) -> _Graph:
     for sc, g in per_ws:
         if sc is scope:
             return g
+    expansions = _expansions(ws)
     seen: dict[Path, FileInfo] = {}
     stack = list(ws.files(*IMPORTING_KINDS))
     while stack:
@@ -61,15 +62,45 @@ def _graph(ws: Workspace) -> _Graph:
         if fi.path in seen or fi.text is None:
             continue
         seen[fi.path] = fi
-        for _, target in _targets(ws, fi):
-            if target not in seen and ws.fs.is_file(target) and _is_text(target):
+        got = expansions.get(id(fi))
+        if got is None or got[0] is not fi:
+            got = expansions[id(fi)] = (fi, *_expand(ws, fi))
+        for target in got[2]:
+            if target not in seen:
                 stack.append(ws.file(target))
+    if scope is None and len(expansions) > 2 * len(seen) + 64:  # records of files that changed since
+        live = {id(fi) for fi in seen.values()}
+        for k in [k for k in expansions if k not in live]:
+            del expansions[k]
     files = sorted(seen.values(), key=lambda f: str(f.path))
-    edges = tuple((fi.path, _targets(ws, fi)) for fi in files)
-    others = frozenset(t for _, ts in edges for _, t in ts if t not in seen and ws.fs.is_file(t))
+    edges = tuple((fi.path, expansions[id(fi)][1]) for fi in files)
+    others = frozenset(t for fi in files for ts in expansions[id(fi)][2:] for t in ts if t not in seen)
     g = _Graph(files, (ws.root, edges, others))
     per_ws.append((scope, g))
     return g
+
+
+def _expansions(ws: Workspace) -> dict[int, tuple]:
+    """Per file record (by identity: a workspace takes over the records of unchanged files), what the walk in
+    `_graph` reads of it: kept in the snapshot while the editor buffers are the same files (a buffer makes a
+    file exist)."""
+    key = ("import_expansions",)
+    overlays = frozenset(ws.fs.overlays)
+    got = ws.fs.memo.get(key)
+    if got is None or got[0] != overlays:
+        got = ws.fs.memo[key] = (overlays, {})
+    return got[1]
+
+
+def _expand(ws: Workspace, fi: FileInfo) -> tuple[list, tuple[Path, ...], tuple[Path, ...]]:
+    """``fi``'s resolved imports, the targets the walk follows (text files) and the other targets that are
+    files."""
+    targets = _targets(ws, fi)
+    follow, other = [], []
+    for _, t in targets:
+        if ws.fs.is_file(t):
+            (follow if _is_text(t) else other).append(t)
+    return targets, tuple(follow), tuple(other)
 
 
 def _importers(ws: Workspace) -> list[FileInfo]:
