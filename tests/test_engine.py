@@ -316,6 +316,8 @@ def test_unchanged_files_keep_their_records_across_checks(tmp_path: Path) -> Non
     assert ws2 is not ws
     assert ws2.file(api) is before[api] and ws2.file(arch) is before[arch]
     assert ws2.file(top) is not before[top] and "One more rule" in ws2.file(top).text
+    # every session was patched in place: the new workspace takes over the list of them too
+    assert ws2._session_list is ws._session_list is not None
     arch.write_text(arch.read_text() + "More architecture.\n")
     engine.file_changed(arch, structural=False)
     got = engine.check()

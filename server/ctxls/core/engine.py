@@ -420,6 +420,13 @@ class Engine:
             src = read(path, limit)
             if src.text is fi.text and src.error == fi.error and src.mtime_ns == fi.mtime_ns:
                 files.setdefault(path, fi)
+        # The list of every directory's session is what `Workspace.sessions()` would build again from the
+        # cached sessions: when each one is still cached (an edit patched them in place), it is that list.
+        listed = getattr(prev, "_session_list", None)
+        if listed is not None and getattr(ws, "_session_list", ()) is None:
+            cached = self._sessions.get
+            if all(cached(s.start_dir) is s for s in listed):
+                ws._session_list = listed
 
     def check(self) -> dict[Path, list[Finding]]:
         """Run the rules; returns findings grouped by file.
