@@ -144,3 +144,17 @@ def test_cli_jobs_option(monorepo) -> None:
     assert one.stdout == two.stdout and '"CTX4' in one.stdout
     bad = subprocess.run(base + ["--jobs", "0"], capture_output=True, text=True, env=env)
     assert bad.returncode == 2 and "--jobs" in bad.stderr
+
+
+def test_the_forked_side_needs_no_sessions(monorepo) -> None:
+    """The split pays off only if the child's rules never build sessions (the parent builds them meanwhile):
+    every rule outside `_SESSION_RULES` runs on a workspace that loads no session."""
+    from ctxls.core.rules import load_all
+
+    repo, home = monorepo
+    for code, info in load_all().items():
+        if code.startswith(C._SESSION_RULES):
+            continue
+        ws = _ws(repo, home)
+        list(info.func(ws))
+        assert not ws._sessions and ws._session_list is None, code
