@@ -706,7 +706,14 @@ def breakdown(repo: Path, home: Path, options: dict, profile_out: Path | None, h
     text = root_md.read_text(encoding="utf-8")
     dup = duplicate_bullet(repo, text)
     edited = edited_texts(text, dup, 1)[0][1]
-    e.set_buffer(root_md, edited)
+    # as the server does after its initial check
+    gc.collect()
+    gc.freeze()
+    try:
+        out["plan_all_s"] = _time_plan(e, fresh=True)[0]  # the initial publish
+    except Exception as exc:
+        out["plan_all_s"] = None
+        out["plan_error"] = f"{type(exc).__name__}: {exc}"
     gc_cpu = [0.0, 0]
 
     def on_gc(phase, info, _start=[0.0]):
@@ -716,12 +723,44 @@ def breakdown(repo: Path, home: Path, options: dict, profile_out: Path | None, h
             gc_cpu[0] += time.thread_time() - _start[0]
             gc_cpu[1] += 1
 
+    # Alternating edits (append the duplicate, remove it), medians: first the server's way (the collector
+    # waits until the diagnostics are out), then with the collector running as usual.
+    walls, cpus, plans = [], [], []
+    for i in range(8):
+        e.set_buffer(root_md, edited if i % 2 == 0 else text)
+        gc.disable()
+        try:
+            t, c = time.perf_counter(), time.thread_time()
+            e.check()
+            if i:  # the first edit after opening also changes what compares modification times
+                walls.append(time.perf_counter() - t)
+                cpus.append(time.thread_time() - c)
+            if out["plan_all_s"] is not None:
+                got = _time_plan(e)
+                if i:
+                    plans.append(got)
+        finally:
+            gc.enable()
+    out["check_after_edit_s"] = round(statistics.median(walls), 4)
+    cpu["check_after_edit"] = round(statistics.median(cpus), 4)
+    out["plan_after_edit_s"] = round(statistics.median(p[0] for p in plans), 4) if plans else None
+    out["plan_after_edit_files"] = plans[-1][1] if plans else None
+    out["plan_after_edit_bytes"] = plans[-1][2] if plans else None
+    walls, cpus = [], []
     gc.callbacks.append(on_gc)
     try:
-        _, out["check_after_edit_s"] = timed(e.check, "check_after_edit")  # unprofiled
+        for i in range(7):
+            e.set_buffer(root_md, edited if i % 2 == 0 else text)
+            t, c = time.perf_counter(), time.thread_time()
+            e.check()
+            walls.append(time.perf_counter() - t)
+            cpus.append(time.thread_time() - c)
     finally:
         gc.callbacks.remove(on_gc)
-    out["gc_during_check_after_edit"] = {"cpu_s": round(gc_cpu[0], 4), "collections": gc_cpu[1],
+    out["check_after_edit_gc_s"] = round(statistics.median(walls), 4)
+    cpu["check_after_edit_gc"] = round(statistics.median(cpus), 4)
+    out["gc_during_check_after_edit"] = {"cpu_s": round(gc_cpu[0] / len(walls), 4),
+                                         "collections": round(gc_cpu[1] / len(walls), 1),
                                          "tracked_objects": len(gc.get_objects())}
     e.set_buffer(root_md, text)
     e.check()
@@ -769,11 +808,7 @@ def breakdown(repo: Path, home: Path, options: dict, profile_out: Path | None, h
         out["hover_markdown"] = _time_hovers(e, repo, hover_paths)
     except Exception as exc:
         out["hover_markdown"] = {"error": f"{type(exc).__name__}: {exc}"}
-    try:
-        out["to_diagnostics_s"] = _time_conversion(e)
-    except Exception as exc:
-        out["to_diagnostics_s"] = None
-        out["to_diagnostics_error"] = f"{type(exc).__name__}: {exc}"
+    gc.unfreeze()
     return out
 
 
@@ -795,22 +830,34 @@ def _time_hovers(e, repo: Path, paths: list[Path]) -> dict:
     return summarize_ms(samples)
 
 
-def _time_conversion(e) -> float:
+_PLAN_STATE: dict = {}
+
+
+def _time_plan(e, fresh: bool = False) -> tuple[float, int, int]:
+    """What the server's worker thread does after a check to publish: find the files whose diagnostics changed
+    since the last publish and encode them (`plan_publish`). ``fresh``: from nothing published (the initial
+    publish). Returns CPU seconds, files and bytes."""
     from types import SimpleNamespace
 
     from lsprotocol import types as T
     from pygls.workspace.position_codec import PositionCodec
 
-    from ctxls.lsp.convert import path_to_uri, to_diagnostic
+    from ctxls.lsp.diagnostics import plan_publish
 
-    fake = SimpleNamespace(workspace=SimpleNamespace(position_codec=PositionCodec(T.PositionEncodingKind.Utf16)),
-                           lines_of=lambda p: (e.fs.read(p).text or "").split("\n"))
-    e.check()
+    if fresh or "ls" not in _PLAN_STATE:
+        _PLAN_STATE["ls"] = SimpleNamespace(
+            engine=e, published={}, uris={},
+            workspace=SimpleNamespace(position_codec=PositionCodec(T.PositionEncodingKind.Utf16)))
+    ls = _PLAN_STATE["ls"]
     t = time.thread_time()
-    for path, findings in e.findings.items():
-        path_to_uri(path)
-        [to_diagnostic(fake, f) for f in findings]
-    return round(time.thread_time() - t, 4)
+    plan = plan_publish(ls, e)
+    dt = time.thread_time() - t
+    for uri, got in plan.updates.items():  # as if sent
+        if got is None:
+            ls.published.pop(uri, None)
+        else:
+            ls.published[uri] = got
+    return round(dt, 4), len(plan.bodies), sum(len(b) for b in plan.bodies)
 
 
 # ---------------------------------------------------------------------------------------- output
@@ -926,18 +973,21 @@ def print_table(res: dict) -> None:
         c = bd["cpu_s"]
         print("in-process breakdown (same settings, in this process; wall s / CPU s)")
         for key, label in (("index", "index"), ("check_cold", "check, cold"), ("check_unchanged", "check, unchanged"),
-                           ("check_after_edit", "check after the edit")):
+                           ("check_after_edit", "check after the edit"), ("check_after_edit_gc", "  with GC on")):
             print(f"  {label:<22}{bd[key + '_s']:>9.3f}{c.get(key, float('nan')):>9.3f}")
         g = bd["gc_during_check_after_edit"]
-        print(f"  {'  of which cyclic GC':<22}{'':>9}{g['cpu_s']:>9.3f}   ({g['collections']} collections, "
-              f"{g['tracked_objects']:,} tracked objects)")
+        print(f"  {'    of which cyclic GC':<22}{'':>9}{g['cpu_s']:>9.3f}   ({g['collections']} collections, "
+              f"{g['tracked_objects']:,} tracked objects, per check; the server defers it until the diagnostics "
+              f"are out)")
         for name, v in bd["shared"].items():
             print(f"  {'shared: ' + name:<22}{v['s']:>9.3f}{v['cpu_s']:>9.3f}")
         print(f"  {'rules one by one':<22}{bd['rules_total_s']:>9.3f}"
               f"{sum(r.get('cpu_s') or 0 for r in bd['rules'].values()):>9.3f}")
-        if bd["to_diagnostics_s"] is not None:
-            print(f"  {'findings -> LSP diags':<22}{'':>9}{bd['to_diagnostics_s']:>9.3f}   (publish() does this for "
-                  f"all {bd['findings']} findings in {bd['files_with_findings']} files, on the event loop)")
+        if bd.get("plan_all_s") is not None:
+            print(f"  {'publish plan, initial':<22}{'':>9}{bd['plan_all_s']:>9.3f}   (all {bd['findings']} findings "
+                  f"in {bd['files_with_findings']} files, converted and encoded in the worker thread)")
+            print(f"  {'publish plan, edit':<22}{'':>9}{bd['plan_after_edit_s']:>9.3f}   "
+                  f"({bd['plan_after_edit_files']} changed files, {bd['plan_after_edit_bytes']:,} bytes)")
         hm = bd.get("hover_markdown", {})
         if hm.get("n"):
             print(f"  hover_markdown() CPU ms per call, warm: p50 {hm['p50']:.2f}  p99 {hm['p99']:.2f}  "

@@ -204,3 +204,19 @@ def test_full_check_pending(tmp_path: Path) -> None:
     assert not engine.full_check_pending
     engine.file_changed(root / "web" / "CLAUDE.md", structural=True)
     assert engine.full_check_pending
+
+
+def test_range_dict_matches_pygls_on_every_kind_of_span() -> None:
+    from ctxls.lsp.convert import range_dict
+
+    lines = ["plain ascii line", "café 😀 x", "", "last"]
+    spans = [Span(l1, c1, l2, c2) for l1 in range(0, 6) for l2 in (l1, l1 + 1) for c1 in (0, 3, 9, 40)
+             for c2 in (0, 4, 16, 99)]
+    for encoding in ENCODINGS:
+        codec = PositionCodec(encoding)
+        for sp in spans:
+            r = codec.range_to_client_units(lines, T.Range(T.Position(sp.start_line, sp.start_col),
+                                                           T.Position(sp.end_line, sp.end_col)))
+            want = {"start": {"line": r.start.line, "character": r.start.character},
+                    "end": {"line": r.end.line, "character": r.end.character}}
+            assert range_dict(lines, sp, encoding) == want, (encoding, sp)

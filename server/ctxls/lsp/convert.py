@@ -55,9 +55,17 @@ def _position(lines: list[str], line: int, col: int, encoding) -> tuple[int, int
 
 
 def range_dict(lines: list[str], span: Span, encoding) -> dict:
-    """The JSON form of the client-unit `Range` of ``span``."""
-    sl, sc = _position(lines, span.start_line, span.start_col, encoding)
-    el, ec = _position(lines, span.end_line, span.end_col, encoding)
+    """The JSON form of the client-unit `Range` of ``span`` (`_position` for both ends, with the common case,
+    both on one ASCII line, inline: publishing converts every diagnostic of every changed file)."""
+    sl, sc, el, ec = span
+    if sl == el and 0 <= sl < len(lines) and sc >= 0 and ec >= 0:
+        text = lines[sl]
+        if text.isascii():
+            n = len(text)
+            return {"start": {"line": sl, "character": sc if sc < n else n},
+                    "end": {"line": sl, "character": ec if ec < n else n}}
+    sl, sc = _position(lines, sl, sc, encoding)
+    el, ec = _position(lines, el, ec, encoding)
     return {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}}
 
 
