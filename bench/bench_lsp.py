@@ -42,9 +42,10 @@ quiet period as late; they move "last" to them.
 
 CPU seconds and RSS of the server come from /proc (the whole process group, Linux only).
 ``--breakdown`` then profiles the same work in-process (``Engine.check()`` cold, unchanged
-and after the same edit; every rule on its own; converting all findings to LSP
-diagnostics), which attributes the re-diagnosis time; ``--profile-out FILE`` also saves a
-cProfile of the check after the edit.
+and after the same edit, the server's way: median of alternating edits with the cyclic GC
+deferred, and with it on; every rule on its own; the publish plan the server's worker thread
+makes, for the initial publish and after the edit), which attributes the re-diagnosis time;
+``--profile-out FILE`` also saves a cProfile of the check after the edit.
 
 Every wait is bounded (``--timeout`` per wait, ``--total-timeout`` for the whole run); on
 any failure the server's stderr tail is printed and the exit status is 1.  Needs pygls

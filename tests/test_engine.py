@@ -325,3 +325,69 @@ def test_unchanged_files_keep_their_records_across_checks(tmp_path: Path) -> Non
     assert ws3.file(arch) is not before[arch] and "More architecture." in ws3.file(arch).text
     assert ws3.file(api) is before[api]
     _assert_same_as_fresh(engine, got, root, tmp_path)
+
+
+def test_suppressions_of_workspace_scoped_findings_follow_edits(tmp_path: Path) -> None:
+    """Workspace-scoped reports are kept from check to check; a suppression comment added to or removed from
+    the file a kept finding is in must still apply (and repeats, order and severity overrides stay as a full
+    check reports them)."""
+    from ctxls.core.check import CheckConfig
+
+    root = tmp_path / "ws"
+    shutil.copytree(FIXTURES / "lsp" / "workspace", root)
+    top, billing = root / "CLAUDE.md", root / "services" / "billing" / "CLAUDE.md"
+    config = CheckConfig(severity={"CTX201": "error"})
+    engine = Engine(root, _settings(tmp_path, root), config)
+    engine.check()
+    top_text, billing_text = top.read_text(), billing.read_text()
+
+    def fresh_check():
+        fresh = Engine(root, _settings(tmp_path, root), config)
+        for p, text in engine.fs.overlays.items():
+            fresh.set_buffer(p, text)
+        fresh.fs._overlay_mtime.update(engine.fs._overlay_mtime)
+        return fresh.check()
+
+    dup = "- Money is always integer cents; never floats.\n"
+    assert dup in billing_text
+    steps = [
+        (top, top_text + dup),  # a new duplicate in billing
+        (billing, billing_text.replace(dup, "<!-- ctxls-ignore CTX201 -->\n" + dup)),  # silenced there
+        (top, top_text + dup + "- Another rule.\n"),  # the duplication report is the same
+        (billing, billing_text),  # the comment goes: the kept finding is back
+        (top, top_text + dup + "- Another rule.\n"),
+        (billing, "<!-- ctxls-ignore-file -->\n" + billing_text),  # the whole file
+        (top, top_text),
+    ]
+    for path, text in steps:
+        engine.set_buffer(path, text)
+        got = engine.check()
+        assert engine.last_check_mode.startswith("incremental")
+        assert _all_fields(got) == _all_fields(fresh_check()), (path, text[:40])
+        codes = [f.code for f in got.get(billing, [])]
+        silenced = "ctxls-ignore" in (engine.fs.overlays.get(billing) or "")
+        if path is top and text.endswith(dup) and not silenced:
+            assert "CTX201" in codes
+    assert all(f.severity == "error" for fs in got.values() for f in fs if f.code == "CTX201")
+
+
+def test_a_suppression_added_beside_a_kept_finding_applies(tmp_path: Path) -> None:
+    """The import-cycle report stays the very same when only a comment is added to the importing line; the
+    comment must still silence it."""
+    root = tmp_path / "ws"
+    shutil.copytree(FIXTURES / "lsp" / "workspace", root)
+    top, a, b = root / "CLAUDE.md", root / "docs" / "a.md", root / "docs" / "b.md"
+    a.write_text("# A\n@b.md\n")
+    b.write_text("# B\n@a.md\n")
+    top.write_text(top.read_text() + "@docs/a.md\n")
+    engine = Engine(root, _settings(tmp_path, root))
+    got = engine.check()
+    assert [f.code for f in got.get(b, [])] == ["CTX302"]
+    engine.set_buffer(b, "# B\n@a.md <!-- ctxls-ignore CTX302 -->\n")
+    got = engine.check()
+    assert "CTX302" not in [f.code for f in got.get(b, [])]
+    _assert_same_as_fresh(engine, got, root, tmp_path)
+    engine.set_buffer(b, "# B\n@a.md\n")
+    got = engine.check()
+    assert [f.code for f in got.get(b, [])] == ["CTX302"]
+    _assert_same_as_fresh(engine, got, root, tmp_path)

@@ -10,6 +10,8 @@ runs it off the event loop.
 from __future__ import annotations
 
 import dataclasses
+import logging
+import operator
 import os
 import re
 import threading
@@ -18,7 +20,7 @@ from pathlib import Path
 
 from . import discovery as D
 from . import model as M
-from .check import CheckConfig, Workspace, order_key, run_checks, same_items
+from .check import CheckConfig, Workspace, order_key, run_checks, same_items, suppressed
 from .findings import Finding
 from .fs import FileSystem, SourceText
 from .loader import LABELS, load_session, render_file, resolve_import
@@ -26,6 +28,8 @@ from .markdown import ImportRef, Prepared, prepare
 from .model import Session
 from .settings import Settings
 from .tokens import TokenCounter, factor_for
+
+log = logging.getLogger("ctxls.engine")
 
 
 @dataclass
@@ -71,8 +75,12 @@ class Engine:
         self._dirty_paths: set[Path] = set()
         self._file_findings: dict[str, list[Finding]] = {}
         """Findings of the per-file rules by path string, each file's in report order."""
-        self._global_findings: list[Finding] = []
-        """Findings of the workspace-scoped rules, in report order."""
+        self._global_findings: dict[str, list[Finding]] = {}
+        """Findings of the workspace-scoped rules by path string, each file's in report order."""
+        self._rule_out: dict[str, dict[str, tuple[list[Finding], tuple, list[Finding]]]] = {}
+        """By workspace-scoped rule, by path string: what the rule reported last in that file, the file's
+        suppression comments then, and the findings that reached the report (see `_run_workspace_rules`)."""
+        self._glob_merged: dict[str, tuple[list[list[Finding]], list[Finding]]] = {}
         self._merged: dict[str, tuple[list[Finding], list[Finding], list[Finding]]] = {}
         """By path: the two lists merged last time, and the result."""
         self.last_check_mode = "full"
@@ -446,11 +454,12 @@ class Engine:
             if full:
                 res = run_checks(ws)
                 self._file_findings = _by_path([f for f in res.findings if f.code not in WORKSPACE_SCOPED])
-                self._global_findings = [f for f in res.findings if f.code in WORKSPACE_SCOPED]
+                self._global_findings = _by_path([f for f in res.findings if f.code in WORKSPACE_SCOPED])
+                self._rule_out = {}
                 errors = res.errors
                 self.last_check_mode = "full"
             else:
-                glob = run_checks(ws, codes=lambda c: c in WORKSPACE_SCOPED)
+                self._global_findings, glob_errors = self._run_workspace_rules(ws)
                 scope = self._scope(ws, dirty, before)
                 ws.scope = scope
                 try:
@@ -469,19 +478,76 @@ class Engine:
                         if new:
                             files[k] = sorted(old + new, key=order_key)
                 self._file_findings = files
-                self._global_findings = glob.findings
-                errors = glob.errors + local.errors
+                errors = glob_errors + local.errors
                 self.last_check_mode = f"incremental ({len(dirty)} file{'s' if len(dirty) != 1 else ''})"
             grouped = self._group()
             self.findings = grouped
             self.errors = errors
             return grouped
 
+    def _run_workspace_rules(self, ws: Workspace) -> tuple[dict[str, list[Finding]], list[str]]:
+        """The workspace-scoped rules' findings by path string, each file's in report order, as
+        ``run_checks(ws, codes=WORKSPACE_SCOPED)`` reports them (severity overrides, suppression comments, order,
+        repeats dropped), and the errors of rules that crashed.
+
+        Those rules report mostly the very same findings from one check to the next (they keep what they
+        found): a file's share of a rule's report is processed again only when those findings or the file's
+        suppression comments changed, and a file's findings are merged again only when one of its rules' shares
+        changed. (A repeat has the same code, so it comes from the same rule: dropping repeats rule by rule and
+        file by file is the same.)"""
+        from .rules import WORKSPACE_SCOPED, load_all
+
+        cache, self._rule_out = self._rule_out, {}
+        errors: list[str] = []
+        parts: dict[str, list[list[Finding]]] = {}
+        marks: dict[str, tuple] = {}
+        for code, info in load_all().items():
+            if code not in WORKSPACE_SCOPED or not ws.config.enabled(code):
+                continue
+            try:
+                got = list(info.func(ws))
+            except Exception as exc:  # one broken rule never takes the others down
+                log.exception("rule %s crashed", code)
+                errors.append(f"{code} ({info.name}) crashed: {type(exc).__name__}: {exc}")
+                continue
+            severity = ws.config.severity.get(code)
+            if severity is not None:
+                for f in got:
+                    f.severity = severity
+            before = cache.get(code, {})
+            now = self._rule_out[code] = {}
+            for k, raw in _by_path(got).items():
+                m = marks.get(k)
+                if m is None:
+                    m = marks[k] = ws.file(raw[0].path).suppressions
+                prev = before.get(k)
+                if prev is not None and prev[1] == m and same_items(prev[0], raw):
+                    found = prev[2]
+                else:
+                    found = _report(ws, raw, m)
+                now[k] = (raw, m, found)
+                if found:
+                    parts.setdefault(k, []).append(found)
+        merged, self._glob_merged = self._glob_merged, {}
+        out: dict[str, list[Finding]] = {}
+        for k, lists in parts.items():
+            if len(lists) == 1:
+                out[k] = lists[0]
+                continue
+            prev = merged.get(k)
+            if prev is not None and len(prev[0]) == len(lists) and all(map(operator.is_, prev[0], lists)):
+                found = prev[1]
+            else:
+                found = sorted([f for fs in lists for f in fs], key=order_key)  # no ties: codes differ
+            self._glob_merged[k] = (lists, found)
+            out[k] = found
+        return out, errors
+
     def _group(self) -> dict[Path, list[Finding]]:
         """All findings by file, files in path order, each file's in span and code order. (Both lists are in
         that order within each file: only files with both kinds need merging.)"""
         per_file = self._file_findings
-        per_glob = _by_path(self._global_findings)
+        per_glob = self._global_findings
         grouped: dict[Path, list[Finding]] = {}
         merged, self._merged = self._merged, {}
         for key in sorted(per_file.keys() | per_glob.keys()):
@@ -518,6 +584,27 @@ class Engine:
             elif kind == D.RULE:
                 touch = len(ws.index.dirs) - startup if startup < len(ws.index.dirs) else 0
             return FileLens(tokens, startup, touch, kind)
+
+
+def _report(ws: Workspace, found: list[Finding], marks: tuple) -> list[Finding]:
+    """One rule's findings in one file (whose suppression comments are ``marks``) as `run_checks` reports
+    them: suppressed ones dropped, in report order, repeats (same span, code and message) dropped."""
+    if marks:
+        found = [f for f in found if not suppressed(f, ws)]
+    if len(found) < 2:
+        return list(found)
+    found = sorted(found, key=order_key)
+    unique, last, messages = [], None, set()
+    for f in found:
+        o = order_key(f)
+        if o != last:
+            last, messages = o, {f.message}
+        elif f.message in messages:
+            continue
+        else:
+            messages.add(f.message)
+        unique.append(f)
+    return unique
 
 
 def _by_path(findings: list[Finding]) -> dict[str, list[Finding]]:
