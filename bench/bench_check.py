@@ -8,6 +8,7 @@ alone):
   baseline      python -c pass                      interpreter start-up, for ratios
   agnix         agnix REPO                          the fastest peer linter (PyPI `agnix`, installed into
                                                     .cache/bench-venv on first use; never into the project venv)
+  ctxls floor   imports + tokenizer load            what every cold run pays before reading a file
   ctxls cold    ctxls check REPO, .ctxls/ removed   real token counting, sessions of every directory, all rules
   ctxls tokens  ctxls check, token cache kept       what a CI run with a restored token cache costs
   ctxls warm    ctxls check, nothing changed        the stat-validated result cache
@@ -65,6 +66,11 @@ def main(argv: list[str] | None = None) -> int:
     cases = {
         "baseline": ([sys.executable, "-c", "pass"], None),
         "agnix": ([str(agnix_binary()), str(repo)], None),
+        # What any run of ctxls pays before looking at a file: the interpreter, the imports `check` needs and
+        # loading the cl100k tokenizer (hash-verified). The floor the cold case cannot go below.
+        "ctxls floor": ([sys.executable, "-c", "import ctxls.cli, ctxls.core.check, ctxls.core.rules, "
+                         "ctxls.core.formats; ctxls.core.rules.load_all(); "
+                         "from ctxls.core.tokens import _encoder; _encoder()"], None),
         "ctxls cold": (ctxls, "all"),
         "ctxls tokens": (ctxls, "results"),
         "ctxls warm": (ctxls, None),
