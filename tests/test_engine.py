@@ -391,3 +391,24 @@ def test_a_suppression_added_beside_a_kept_finding_applies(tmp_path: Path) -> No
     got = engine.check()
     assert [f.code for f in got.get(b, [])] == ["CTX302"]
     _assert_same_as_fresh(engine, got, root, tmp_path)
+
+
+def test_unchanged_findings_keep_their_lists(tmp_path: Path) -> None:
+    """After an edit, a file whose findings are what they were keeps the very same list (rules that build
+    their findings anew each time included): what consumes the findings (the publisher) compares by
+    identity first."""
+    from ctxls.core.check import CheckConfig
+
+    root = tmp_path / "ws"
+    shutil.copytree(FIXTURES / "lsp" / "workspace", root)
+    # a tiny session budget: every directory is over it (CTX102 builds its findings anew on every check)
+    engine = Engine(root, _settings(tmp_path, root), CheckConfig(session_budget_tokens=10))
+    engine.check()
+    api = root / "services" / "api" / "CLAUDE.md"
+    engine.set_buffer(api, api.read_text() + "\nOne more sentence.\n")
+    before = dict(engine.check())
+    engine.set_buffer(api, api.read_text() + "\nOne more sentence, changed.\n")
+    after = engine.check()
+    same = [p for p in after if p != api and p in before and _all_fields({p: after[p]}) == _all_fields({p: before[p]})]
+    assert any(f.code == "CTX102" for p in same for f in after[p])
+    assert same and all(after[p] is before[p] for p in same), [str(p) for p in same if after[p] is not before[p]]

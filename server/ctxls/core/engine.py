@@ -525,6 +525,9 @@ class Engine:
                     found = prev[2]
                 else:
                     found = _report(ws, raw, m)
+                    if prev is not None and len(prev[2]) == len(found) and all(
+                            a is b or a == b for a, b in zip(prev[2], found)):
+                        found = prev[2]  # built again, but the same: keep the list every later step knows
                 now[k] = (raw, m, found)
                 if found:
                     parts.setdefault(k, []).append(found)
