@@ -128,3 +128,30 @@ def test_bad_input_never_raises(tmp_path: Path, text: str) -> None:
     res = run_checks(ws)
     assert res.errors == []
     plan_fixes(res.findings, lambda p: p.read_text() if p.exists() else None)
+
+
+def test_findings_kept_in_the_snapshot_until_a_file_appears(tmp_path: Path) -> None:
+    """A re-check over the same snapshot returns the very same finding (the language server compares by
+    identity); creating the skill the fix would write (a structural change) rebuilds it without that fix."""
+    body = "".join(f"- Step {i}: tag the release and publish the packages, then announce it widely.\n"
+                   for i in range(15))
+    ws = _ws(tmp_path, {"repo/CLAUDE.md": "# T\n\n## Release\n" + body}, select=frozenset({"CTX602"}))
+    [f] = run_checks(ws).findings
+    assert any(x.safe for x in f.fixes)
+    again = Workspace(ws.root, ws.settings, ws.config, fs=ws.fs)
+    [g] = run_checks(again).findings
+    assert g is f
+    skill = ws.root / ".claude" / "skills" / "release" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text("---\nname: release\ndescription: x\n---\nx\n")
+    for created in (skill.parent.parent.parent, skill.parent.parent, skill.parent, skill):  # as a watcher reports
+        ws.fs.changed(created, structural=True)
+    [h] = run_checks(Workspace(ws.root, ws.settings, ws.config, fs=ws.fs)).findings
+    assert h is not f and not any(x.safe for x in h.fixes)
+    # another severity is another finding, never the kept one rewritten
+    import dataclasses
+
+    other = dataclasses.replace(ws.config, severity={"CTX602": "warning"})
+    [w] = run_checks(Workspace(ws.root, ws.settings, other, fs=ws.fs)).findings
+    [i] = run_checks(Workspace(ws.root, ws.settings, ws.config, fs=ws.fs)).findings
+    assert w.severity == "warning" and i.severity == "info" and w is not i

@@ -201,14 +201,24 @@ class Workspace:
     def files(self, *kinds: str) -> list[FileInfo]:
         """Instruction sources of the given kinds (all when none), memory files included."""
         scope = self.scope
-        out = [self.file(s.path, s.kind) for s in self.index.sources
-               if (not kinds or s.kind in kinds) and (scope is None or s.path in scope)]
+        if scope is None:
+            out = [self.file(s.path, s.kind) for s in self.index.sources if not kinds or s.kind in kinds]
+        else:  # an incremental re-check: a few files of thousands, in scan order
+            order = self._source_order
+            found = sorted((order[p], p) for p in scope if p in order)
+            sources = self.index.sources
+            out = [self.file(p, sources[i].kind) for i, p in found if not kinds or sources[i].kind in kinds]
         if not kinds or D.MEMORY_INDEX in kinds or D.MEMORY_TOPIC in kinds:
             for p in self.memory_files:
                 k = D.MEMORY_INDEX if p.name == "MEMORY.md" else D.MEMORY_TOPIC
                 if (not kinds or k in kinds) and (scope is None or p in scope):
                     out.append(self.file(p, k))
         return [f for f in out if f.text is not None]
+
+    @cached_property
+    def _source_order(self) -> dict[Path, int]:
+        """Path of each instruction source -> its place in the scan."""
+        return {src.path: i for i, src in enumerate(self.index.sources)}
 
     def _walk(self) -> tuple[list[tuple[str, str, list[str]]], list[Path]]:
         """Every directory of the workspace (vendor and build directories skipped) as (absolute path, posix
@@ -285,18 +295,20 @@ class Workspace:
         if self._session_list is not None:
             return list(self._session_list)
         out: list[Session] = []
-        by_dir: dict[Path, Session] = {}
+        by_dir: dict[str, Session] = {}  # by string: a Path hashes and compares in Python
         if not self._sessions:
             self.prefetch_tokens()
         prefixes: dict = {}  # this batch's walk states (see load_session): parents come before children
+        root = str(self.root)
         for d in self.index.dirs:
-            parent = by_dir.get(d.parent) if d != self.root else None
+            sd = str(d)
+            parent = by_dir.get(os.path.dirname(sd)) if sd != root else None
             if parent is not None and is_inert_dir(d, self.fs) and loads_as_parent(parent, d):
                 s = self._sessions.get(d) or dataclasses.replace(parent, start_dir=d)
                 self._sessions[d] = s
             else:
                 s = self.session(d, prefixes)
-            by_dir[d] = s
+            by_dir[sd] = s
             out.append(s)
         self._session_list = out
         return list(out)

@@ -69,14 +69,20 @@ def file_over_budget(ws: Workspace):
 def directory_over_budget(ws: Workspace):
     budget = ws.config.session_budget_tokens
     over: dict[Path, list[tuple[Path, int, int]]] = {}
+    # A directory that loads what its parent loads shares the parent's list of blocks: weigh each list once.
+    weighed: dict[int, tuple[int, M.Block | None]] = {}
     for s in ws.sessions():
-        fixed = sum(b.tokens for b in s.blocks if b.kind in (M.SYSTEM_PROMPT, M.TOOL_SCHEMAS))
-        instr = s.startup_tokens - fixed
-        if instr <= budget:
-            continue
-        blocks = [b for b in s.blocks if b.source is not None and b.startup]
-        top = max(blocks, key=lambda b: b.tokens, default=None)
-        if top is None:
+        got = weighed.get(id(s.blocks))
+        if got is None:
+            fixed = sum(b.tokens for b in s.blocks if b.kind in (M.SYSTEM_PROMPT, M.TOOL_SCHEMAS))
+            instr = s.startup_tokens - fixed
+            top = None
+            if instr > budget:
+                top = max((b for b in s.blocks if b.source is not None and b.startup), key=lambda b: b.tokens,
+                          default=None)
+            got = weighed[id(s.blocks)] = (instr, top)
+        instr, top = got
+        if instr <= budget or top is None:
             continue
         over.setdefault(top.source, []).append((s.start_dir, instr, top.tokens))
     for path, dirs in sorted(over.items()):

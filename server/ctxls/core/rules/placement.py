@@ -312,25 +312,19 @@ def _task_of(title: str) -> _Task | None:
 def task_specific_section(ws: Workspace):
     cfg = ws.config
     used_slugs: set[str] = set()
+    memo = ws.fs.memo
+    # The language server re-runs this rule after every edit: the sections of a text, and a finding built
+    # from the same text, sessions count, slugs taken before it and severities, are kept in the snapshot (a
+    # file created or deleted, which may take a skill's name or a destination, clears it).
+    method, severities = ws.counter.method, tuple(sorted(cfg.severity.items()))
     for fi in ws.files(D.CLAUDE_MD):
         text = fi.text or ""
         if "##" not in text:
             continue
-        doc = _parse(text)
-        cands = []
-        for sec in doc.sections:
-            if sec.level != 2:
-                continue
-            task = _task_of(sec.title)
-            if task is None:
-                continue
-            body = _section_text(doc, sec)
-            if not body:
-                continue
-            tokens = ws.counter.count(body)
-            if tokens < cfg.section_min_tokens:
-                continue
-            cands.append((sec, task, body, tokens))
+        key = ("ctx602.sections", text, cfg.section_min_tokens, method)
+        cands = memo.get(key)
+        if cands is None:
+            cands = memo[key] = _candidates(ws, text)
         if not cands:
             continue
         root_level = fi.path.parent == ws.root or (fi.path.parent.name == ".claude" and
@@ -338,8 +332,38 @@ def task_specific_section(ws: Workspace):
         sessions = ws.sessions_loading(fi.path)
         if sessions == 0 or (not root_level and sessions < _MANY_SESSIONS):
             continue
+        doc = _parse(text)
         for sec, task, body, tokens in cands:
-            yield _section_finding(ws, fi, doc, sec, task, body, tokens, sessions, used_slugs)
+            fkey = ("ctx602.finding", fi.path, text, sec.line, sessions, frozenset(used_slugs), ws.root,
+                    ws.settings.claude_dir, ws.settings.managed_dir, severities, method)
+            got = memo.get(fkey)
+            if got is None:
+                before = set(used_slugs)
+                f = _section_finding(ws, fi, doc, sec, task, body, tokens, sessions, used_slugs)
+                got = memo[fkey] = (f, frozenset(used_slugs - before))
+            else:
+                used_slugs.update(got[1])
+            yield got[0]
+
+
+def _candidates(ws: Workspace, text: str) -> tuple:
+    """(section, task, body, tokens) of each task-specific `##` section worth extracting."""
+    doc = _parse(text)
+    cands = []
+    for sec in doc.sections:
+        if sec.level != 2:
+            continue
+        task = _task_of(sec.title)
+        if task is None:
+            continue
+        body = _section_text(doc, sec)
+        if not body:
+            continue
+        tokens = ws.counter.count(body)
+        if tokens < ws.config.section_min_tokens:
+            continue
+        cands.append((sec, task, body, tokens))
+    return tuple(cands)
 
 
 def _section_text(doc: _Doc, sec: _Section) -> str:
