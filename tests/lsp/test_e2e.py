@@ -355,3 +355,21 @@ async def test_an_ignored_directory_appearing_does_no_work(client: LanguageClien
     (root / "tools").mkdir()
     (root / "tools" / "CLAUDE.md").write_text("# Tools\n@nope.md\n")
     await diagnostics_for(client, root / "tools" / "CLAUDE.md", until=lambda ds: "CTX301" in codes(ds))
+
+
+async def test_memory_files_outside_the_workspace_are_watched(client: LanguageClient) -> None:
+    """The auto-memory directory lives outside the workspace (the editor cannot watch it): a topic file the
+    agent writes there, naming a path that does not exist, gets its CTX402 through the server's own watcher;
+    an edit that fixes the path clears it, and deleting the file clears it too."""
+    root = client.root
+    mem = root.parent / "home" / "mem"
+    await diagnostics_for(client, root / "CLAUDE.md", until=lambda ds: "CTX301" in codes(ds))  # scan done
+    topic = mem / "layout.md"
+    topic.write_text("# Layout\n- The stats endpoints live in `services/api/stats_v1.py`.\n")
+    await diagnostics_for(client, topic, until=lambda ds: "CTX402" in codes(ds))
+    topic.write_text("# Layout\n- The stats endpoints live in the services directory.\n")
+    await diagnostics_for(client, topic, until=lambda ds: "CTX402" not in codes(ds))
+    topic.write_text("# Layout\n- The stats endpoints live in `services/api/stats_v2.py`.\n")
+    await diagnostics_for(client, topic, until=lambda ds: "CTX402" in codes(ds))
+    topic.unlink()
+    await diagnostics_for(client, topic, until=lambda ds: ds == [])

@@ -173,10 +173,9 @@ class Workspace:
 
     @cached_property
     def memory_files(self) -> list[Path]:
-        try:
-            names = sorted(n for n in os.listdir(self.memory_dir) if n.endswith(".md"))
-        except OSError:
-            return []
+        # Through the snapshot: the language server builds a workspace per check, and listing the directory
+        # again each time wakes its own watcher (inotify reports every open of a watched directory).
+        names = sorted(n for n in self.fs.listing(self.memory_dir) if n.endswith(".md"))
         return [self.memory_dir / n for n in names]
 
     def file(self, path: Path, kind: str | None = None) -> FileInfo:
