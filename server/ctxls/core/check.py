@@ -525,7 +525,7 @@ def _run_split(ws: Workspace, selected: list[str]) -> dict[str, tuple[list[Findi
 
 def same_items(a: list, b: list) -> bool:
     """The two lists hold the very same objects, in the same order."""
-    return len(a) == len(b) and all(map(operator.is_, a, b))
+    return a is b or (len(a) == len(b) and all(map(operator.is_, a, b)))
 
 
 def order_key(f: Finding) -> tuple:

@@ -80,6 +80,8 @@ class Engine:
         self._rule_out: dict[str, dict[str, tuple[list[Finding], tuple, list[Finding]]]] = {}
         """By workspace-scoped rule, by path string: what the rule reported last in that file, the file's
         suppression comments then, and the findings that reached the report (see `_run_workspace_rules`)."""
+        self._rule_grouped: dict[str, tuple[list[Finding], dict[str, list[Finding]]]] = {}
+        """Per workspace-scoped rule: the list it last reported and that list grouped by file."""
         self._glob_merged: dict[str, tuple[list[list[Finding]], list[Finding]]] = {}
         self._merged: dict[str, tuple[list[Finding], list[Finding], list[Finding]]] = {}
         """By path: the two lists merged last time, and the result."""
@@ -455,7 +457,7 @@ class Engine:
                 res = run_checks(ws)
                 self._file_findings = _by_path([f for f in res.findings if f.code not in WORKSPACE_SCOPED])
                 self._global_findings = _by_path([f for f in res.findings if f.code in WORKSPACE_SCOPED])
-                self._rule_out = {}
+                self._rule_out, self._rule_grouped = {}, {}
                 errors = res.errors
                 self.last_check_mode = "full"
             else:
@@ -505,7 +507,9 @@ class Engine:
             if code not in WORKSPACE_SCOPED or not ws.config.enabled(code):
                 continue
             try:
-                got = list(info.func(ws))
+                got = info.func(ws)
+                if type(got) is not list:
+                    got = list(got)
             except Exception as exc:  # one broken rule never takes the others down
                 log.exception("rule %s crashed", code)
                 errors.append(f"{code} ({info.name}) crashed: {type(exc).__name__}: {exc}")
@@ -516,7 +520,12 @@ class Engine:
                     f.severity = severity
             before = cache.get(code, {})
             now = self._rule_out[code] = {}
-            for k, raw in _by_path(got).items():
+            # A rule that keeps its findings (duplication) hands back the very list it reported last time:
+            # its grouping by file is the same too.
+            last = self._rule_grouped.get(code)
+            grouped = last[1] if last is not None and last[0] is got else _by_path(got)
+            self._rule_grouped[code] = (got, grouped)
+            for k, raw in grouped.items():
                 m = marks.get(k)
                 if m is None:
                     m = marks[k] = ws.file(raw[0].path).suppressions

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from operator import attrgetter
 from pathlib import Path
 
 from .. import discovery as D
@@ -12,6 +13,8 @@ from ..loader import cut_memory
 from . import rule
 
 ALWAYS_KINDS = (D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD, D.RULE)
+_FIXED = (M.TOOL_SCHEMAS, M.SYSTEM_PROMPT)
+_tokens = attrgetter("tokens")
 
 
 def _loaded_at_startup(ws: Workspace, fi: FileInfo) -> bool:
@@ -72,15 +75,19 @@ def directory_over_budget(ws: Workspace):
     # A directory that loads what its parent loads shares the parent's list of blocks: weigh each list once.
     weighed: dict[int, tuple[int, M.Block | None]] = {}
     for s in ws.sessions():
-        got = weighed.get(id(s.blocks))
+        blocks = s.blocks
+        got = weighed.get(id(blocks))
         if got is None:
-            fixed = sum(b.tokens for b in s.blocks if b.kind in (M.SYSTEM_PROMPT, M.TOOL_SCHEMAS))
+            fixed = 0
+            for b in blocks:  # the fixed overhead comes first
+                if b.kind not in _FIXED:
+                    break
+                fixed += b.tokens
             instr = s.startup_tokens - fixed
             top = None
             if instr > budget:
-                top = max((b for b in s.blocks if b.source is not None and b.startup), key=lambda b: b.tokens,
-                          default=None)
-            got = weighed[id(s.blocks)] = (instr, top)
+                top = max((b for b in blocks if b.source is not None and b.startup), key=_tokens, default=None)
+            got = weighed[id(blocks)] = (instr, top)
         instr, top = got
         if instr <= budget or top is None:
             continue
