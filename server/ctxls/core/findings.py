@@ -56,6 +56,10 @@ class Related:
 
 @dataclass
 class Finding:
+    """What a rule reports. Never modified once reported, except for the severity override `run_checks`
+    applies: rules keep and hand back the same findings from one check to the next, and the language server
+    compares them by identity to know what to publish again."""
+
     code: str
     severity: str
     path: Path

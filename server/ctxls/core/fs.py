@@ -32,6 +32,22 @@ class SourceText:
         return self.text is not None
 
 
+def list_kinds(d: Path) -> dict[str, str] | None:
+    """Names in directory ``d``: 'f' regular file, 'd' directory (symlinks followed), 'o' anything else; None
+    when ``d`` cannot be listed."""
+    names: dict[str, str] = {}
+    try:
+        with os.scandir(d) as it:
+            for e in it:
+                try:
+                    names[e.name] = "f" if e.is_file() else "d" if e.is_dir() else "o"
+                except OSError:
+                    names[e.name] = "o"
+    except (OSError, ValueError):
+        return None
+    return names
+
+
 @dataclass
 class FileSystem:
     """Cached, fault-tolerant file access shared by discovery, the loader and the rules.
@@ -107,17 +123,7 @@ class FileSystem:
         got = self._listings.get(d)
         if got is not None:
             return got
-        names: dict[str, str] = {}
-        try:
-            with os.scandir(d) as it:
-                for e in it:
-                    try:
-                        names[e.name] = "f" if e.is_file() else "d" if e.is_dir() else "o"
-                    except OSError:
-                        names[e.name] = "o"
-        except (OSError, ValueError):
-            pass
-        self._listings[d] = names
+        names = self._listings[d] = list_kinds(d) or {}
         return names
 
     def read_stats(self) -> tuple[dict[str, list[int]], list[Path]]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from lsprotocol import types as T
 
 from ..core.discovery import SKIP_DIRS
+from ..core.fs import list_kinds
 from .server import CtxlsServer
 
 log = logging.getLogger("ctxls.watch")
@@ -37,25 +38,10 @@ def _stamp(path: Path):
         return None
 
 
-def _kinds(d: Path) -> dict[str, str] | None:
-    """Names in ``d`` as `FileSystem.listing` records them; None when ``d`` cannot be listed."""
-    names: dict[str, str] = {}
-    try:
-        with os.scandir(d) as it:
-            for e in it:
-                try:
-                    names[e.name] = "f" if e.is_file() else "d" if e.is_dir() else "o"
-                except OSError:
-                    names[e.name] = "o"
-    except (OSError, ValueError):
-        return None
-    return names
-
-
 def listing_changed(fs, d: Path) -> bool:
     """Whether directory ``d`` now holds other names (or kinds) than the snapshot knows, ignored directories
     aside. When only those changed, the snapshot takes the new listing and nothing needs analysing again."""
-    now = _kinds(d)
+    now = list_kinds(d)
     if now is None:
         return True
     before = fs.listing(d)
