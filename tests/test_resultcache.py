@@ -57,7 +57,7 @@ def test_round_trip_and_invalidation(tmp_path: Path) -> None:
 
 def test_corrupt_cache_is_ignored(tmp_path: Path) -> None:
     p = tmp_path / "check.json"
-    (tmp_path / "check.out-json.json").write_text('{"run": "r", "stdout": "x", "stderr": "", "status": 0}')
+    (tmp_path / "check.out-json").write_text('{"run": "r", "stderr": "", "status": 0}\nx')
     for junk in ("not json", "[]", '{"version": 3, "key": "k", "fingerprint": 5, "run": "r"}',
                  '{"version": 3, "key": "k", "fingerprint": {"files": {}, "dirs": {}}, "run": 5}',
                  '{"version": 2, "key": "k", "fingerprint": {"files": {}, "dirs": {}}, "run": "r"}'):
@@ -65,7 +65,7 @@ def test_corrupt_cache_is_ignored(tmp_path: Path) -> None:
         assert RC.ResultCache(p).output("k", "json") is None
     p.write_text('{"version": 3, "key": "k", "fingerprint": {"files": {}, "dirs": {}}, "run": "r"}')
     assert RC.ResultCache(p).output("k", "json")["stdout"] == "x"  # the control: this one is valid
-    (tmp_path / "check.out-json.json").write_text("{not json")
+    (tmp_path / "check.out-json").write_text("{not json\nx")
     assert RC.ResultCache(p).output("k", "json") is None
     assert RC.ResultCache(None).output("k", "json") is None
 
@@ -82,3 +82,17 @@ def test_reports_belong_to_their_run(tmp_path: Path) -> None:
     run_checks(ws)
     cache.put("k", RC.fingerprint(ws.fs, ws.index.dirs, ws.walked_dirs))
     assert _report(cache) is None
+
+
+def test_report_text_round_trips_exactly(tmp_path: Path) -> None:
+    """Stored as printed: newlines (\\n, \\r\\n), quotes, backslashes and non-ASCII come back unchanged."""
+    root = _setup(tmp_path)
+    (tmp_path / "cache").mkdir()
+    cache = RC.ResultCache(tmp_path / "cache" / "check.json")
+    ws = _ws(root, tmp_path)
+    run_checks(ws)
+    assert cache.put("k", RC.fingerprint(ws.fs, ws.index.dirs, ws.walked_dirs))
+    for out in ("", "one line", 'a "q" \\\\ b\r\nc\nünï 🎉\n\n', "\n" * 3):
+        assert cache.put_output("text", {"stdout": out, "stderr": "s\n", "status": 1})
+        got = RC.ResultCache(cache.path).output("k", "text")
+        assert got == {"stdout": out, "stderr": "s\n", "status": 1, "run": cache.last_run}

@@ -93,7 +93,7 @@ class ResultCache:
 
     def _side(self, name: str) -> Path:
         assert self.path is not None
-        return self.path.with_name(self.path.stem + "." + name + ".json")
+        return self.path.with_name(f"{self.path.stem}.{name}")
 
     def run_id(self, key: str) -> str | None:
         """The id of the stored run when it is still valid for ``key``, else None."""
@@ -117,16 +117,25 @@ class ResultCache:
         if run is None:
             return None
         try:
-            data = json.loads(self._side("out-" + name).read_text(encoding="utf-8"))
+            with open(self._side("out-" + name), encoding="utf-8", newline="") as fh:
+                head = json.loads(fh.readline())
+                if not isinstance(head, dict) or head.get("run") != run:
+                    return None
+                head["stdout"] = fh.read()
         except (OSError, ValueError):
             return None
-        return data if isinstance(data, dict) and data.get("run") == run else None
+        return head
 
     def put_output(self, name: str, report: dict[str, Any]) -> bool:
-        """Store a report rendered from the findings of the run last validated or stored."""
+        """Store a report (``stdout``, plus small JSON values) rendered from the findings of the run last
+        validated or stored: a line of JSON, then the output as it was printed (megabytes for tens of
+        thousands of findings: no escaping on the way in or out)."""
         run = self.last_run
-        return run is not None and self.path is not None and self._write(self._side("out-" + name),
-                                                                          {**report, "run": run})
+        if run is None or self.path is None:
+            return False
+        head = {k: v for k, v in report.items() if k != "stdout"}
+        head["run"] = run
+        return self._write(self._side("out-" + name), head, str(report.get("stdout", "")))
 
     def put(self, key: str, fp: dict[str, Any]) -> bool:
         """Record a run: what it depended on. Reports of earlier runs become unreachable."""
@@ -143,13 +152,16 @@ class ResultCache:
         self.last_run = run
         return True
 
-    def _write(self, path: Path, payload: dict[str, Any]) -> bool:
+    def _write(self, path: Path, payload: dict[str, Any], tail: str = "") -> bool:
         try:
             # dumps, not dump: json.dump always takes the pure-Python encoder, several times slower
             text = json.dumps(payload, separators=(",", ":"), default=str)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".check.")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
                 fh.write(text)
+                if tail:
+                    fh.write("\n")
+                    fh.write(tail)
             os.replace(tmp, path)
             return True
         except (OSError, TypeError, ValueError):
