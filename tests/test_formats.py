@@ -240,3 +240,50 @@ def test_rules_doc_describes_every_rule() -> None:
             assert part in body, (code, part)
         assert info.summary in body and info.why in body and info.example in body and info.fix in body, code
         assert f"| [{code}](#{code.lower()}) |" in text, f"{code} is missing from the index table"
+
+
+def _reference_check_json(findings, root: Path, errors: list[str], fixed: int) -> str:
+    """The check document as the json module writes it: what `formats.check_json` must equal byte for byte."""
+    from ctxls.core.rules import REGISTRY
+
+    def rel(p: Path) -> str:
+        return p.relative_to(root).as_posix() if p.is_relative_to(root) else str(p)
+
+    items, counts = [], {}
+    for f in findings:
+        info = REGISTRY.get(f.code)
+        items.append({
+            "code": f.code, "rule": info.name if info else None, "severity": f.severity, "path": rel(f.path),
+            "line": f.span.start_line + 1, "column": f.span.start_col + 1, "end_line": f.span.end_line + 1,
+            "end_column": f.span.end_col + 1, "message": f.message,
+            "related": [{"path": rel(r.path), "line": r.span.start_line + 1, "message": r.message} for r in f.related],
+            "fixes": [{"title": x.title, "safe": x.safe} for x in f.fixes]})
+        counts[f.severity] = counts.get(f.severity, 0) + 1
+    head = json.dumps({"schema": "ctxls.check/1", "root": str(root), "summary": counts, "fixed": fixed,
+                       "errors": errors}, ensure_ascii=False)[:-1]
+    body = ",\n  ".join(json.dumps(i, ensure_ascii=False) for i in items)
+    return head + (', "findings": [\n  ' + body + "\n]}" if body else ', "findings": []}') + "\n"
+
+
+def test_check_json_is_what_the_json_module_writes(tmp_path: Path) -> None:
+    from ctxls.core.findings import Edit, Finding, Fix, Related, Span
+    from ctxls.core.formats import check_json
+
+    root = tmp_path / "repo"
+    odd = 'quote " backslash \\ tab \t newline \n cr \r nul \x00 bell \x07 ünïcödé 🎉 \u2028 </script>'
+    findings = [
+        Finding("CTX201", "warning", root / "CLAUDE.md", Span(0, 0, 0, 5), odd,
+                [Related(root / "a b" / "ü.md", Span(3, 0, 3, 1), odd)],
+                [Fix(odd, (Edit(root / "x", Span(0, 0, 0, 0), ""),), True), Fix("unsafe", (), False)]),
+        Finding("CTX999", "info", tmp_path / "outside.md", Span(9, 8, 10, 2), "unknown code: rule is null"),
+        Finding("CTX105", "error", root / "MEMORY.md", Span(200, 0, 200, 0), ""),
+    ]
+    for errors, fixed in (([], 0), (["CTX1 crashed: \"x\"\n"], 3)):
+        for subset in (findings, findings[:1], []):
+            got = check_json(subset, root, errors, fixed)
+            assert got == _reference_check_json(subset, root, errors, fixed)
+            data = json.loads(got)
+            assert len(data["findings"]) == len(subset)
+            if subset:  # one finding per line
+                lines = got.split("\n")[1:-2]
+                assert [json.loads(ln.strip().rstrip(",")) for ln in lines] == data["findings"]

@@ -341,7 +341,7 @@ def _check_report(args, result, root: Path, config, fixed: int) -> dict:
     err = [f"ctxls: internal error, rule skipped: {e}\n" for e in result.errors]
     findings = result.findings
     if args.format == "json":
-        out = formats.dumps_check_json(formats.findings_to_json(findings, root, result.errors, fixed))
+        out = formats.check_json(findings, root, result.errors, fixed)
     elif args.format == "sarif":
         out = json.dumps(formats.findings_to_sarif(findings, root), indent=2) + "\n"
     elif args.format == "github":
