@@ -670,3 +670,19 @@ def test_fix_never_prints_a_cached_report(tree: Path) -> None:
     check(ws, "--format", "json")
     fixed = check(ws, "--format", "json", "--fix")
     assert fixed.json["fixed"] > 0
+
+
+def test_reports_of_several_formats_share_one_run(tree: Path) -> None:
+    """json, then text (analysed again: no text report yet), then json again: the json report of the first
+    run is still the run's, so the third run prints it (tampered, to tell)."""
+    ws = tree / "mixed"
+    first = check(ws, "--format", "json")
+    side = ws / ".ctxls" / "cache" / "check.out-json"
+    with side.open("a", encoding="utf-8", newline="") as fh:
+        fh.write("MARK\n")
+    text = check(ws, "--format", "text")
+    assert text.returncode == first.returncode == 1 and "CTX301" in text.stdout
+    heads = [json.loads((ws / ".ctxls" / "cache" / f"check.out-{f}").read_text().partition("\n")[0])
+             for f in ("json", "text")]
+    assert heads[0]["run"] == heads[1]["run"]
+    assert check(ws, "--format", "json").stdout == first.stdout + "MARK\n"

@@ -412,3 +412,23 @@ def test_unchanged_findings_keep_their_lists(tmp_path: Path) -> None:
     same = [p for p in after if p != api and p in before and _all_fields({p: after[p]}) == _all_fields({p: before[p]})]
     assert any(f.code == "CTX102" for p in same for f in after[p])
     assert same and all(after[p] is before[p] for p in same), [str(p) for p in same if after[p] is not before[p]]
+
+
+def test_patched_notes_keep_a_fresh_load_order(tmp_path: Path) -> None:
+    """A subdirectory file imports a doc outside its directory (an external-import note on the doc's block in
+    that session); the doc then gains an `@` inside code (a note that comes after it). The patched session's
+    notes must be in the order a fresh load gives."""
+    root = tmp_path / "ws"
+    (root / "sub").mkdir(parents=True)
+    (root / "docs").mkdir()
+    (root / "CLAUDE.md").write_text("# Root\n- Root rule.\n")
+    (root / "sub" / "CLAUDE.md").write_text("# Sub\n@../docs/a.md\n")
+    (root / "docs" / "a.md").write_text("Shared notes for the team.\n")
+    engine = Engine(root, _settings(tmp_path, root))
+    engine.check()
+    a = root / "docs" / "a.md"
+    engine.set_buffer(a, "Shared notes for the team.\n```\n@foo/bar.md\n```\n")
+    got = engine.check()
+    _assert_same_as_fresh(engine, got, root, tmp_path)
+    notes = next(b.notes for b in engine.session(root / "sub").blocks if b.source == a)
+    assert len(notes) == 2 and notes[0].startswith("external import") and "inside code" in notes[1]

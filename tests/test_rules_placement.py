@@ -155,3 +155,27 @@ def test_findings_kept_in_the_snapshot_until_a_file_appears(tmp_path: Path) -> N
     [w] = run_checks(Workspace(ws.root, ws.settings, other, fs=ws.fs)).findings
     [i] = run_checks(Workspace(ws.root, ws.settings, ws.config, fs=ws.fs)).findings
     assert w.severity == "warning" and i.severity == "info" and w is not i
+
+
+def test_kept_finding_follows_an_edit_of_the_destination(tmp_path: Path) -> None:
+    """The "move into" fix appends to the subdirectory's CLAUDE.md as it is: after that file is edited (a
+    content change, which keeps the snapshot's memo), the fix must append after its new last line."""
+    import shutil
+
+    src = Path(__file__).resolve().parent.parent / "fixtures" / "check" / "place_task_section" / "tree" / "repo"
+    shutil.copytree(src, tmp_path / "repo")
+    dest = tmp_path / "repo" / "services" / "billing" / "tests" / "CLAUDE.md"
+    dest.write_text("# Tests\n- Fixtures live in conftest.py.\n")
+    ws = _ws(tmp_path, {}, select=frozenset({"CTX602"}))
+
+    def move_edit(w: Workspace):
+        for f in run_checks(w).findings:
+            for x in f.fixes:
+                if x.title.startswith("Move into"):
+                    return next(e for e in x.edits if e.path == dest)
+        raise AssertionError("no move fix")
+
+    assert move_edit(ws).span.start_line == 2
+    dest.write_text("# Tests\n- Fixtures live in conftest.py.\n- One.\n- Two.\n- Three.\n")
+    ws.fs.changed(dest)
+    assert move_edit(Workspace(ws.root, ws.settings, ws.config, fs=ws.fs)).span.start_line == 5

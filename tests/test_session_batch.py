@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ctxls.core.check import Workspace
-from ctxls.core.loader import load_session
+from ctxls.core.loader import ClaudeCodeLoader, load_session
 from ctxls.core.report import session_to_json
 from ctxls.core.settings import Settings
 
@@ -26,18 +26,29 @@ PATH_SETTINGS = {"home", "config_dir", "managed_dir", "auto_memory_dir", "ceilin
 
 
 def _assert_batch_equals_single(root: Path, settings: Settings) -> int:
-    ws = Workspace(root, settings)
-    batch = ws.sessions()
+    """Returns how many sessions of the batch continued another's walk."""
+    restored = []
+    real = ClaudeCodeLoader._restore
+
+    def counting(self, state):
+        ok = real(self, state)
+        restored.append(ok)
+        return ok
+
+    ClaudeCodeLoader._restore = counting
+    try:
+        ws = Workspace(root, settings)
+        batch = ws.sessions()
+    finally:
+        ClaudeCodeLoader._restore = real
     assert len(batch) == len(ws.index.dirs)
-    reused = 0
     for s in batch:
         alone = load_session(s.start_dir, (), settings, root=root)
         got, want = session_to_json(s, include_text=True), session_to_json(alone, include_text=True)
         got["blocks"] = [{**b, "notes": b.get("notes", [])} for b in got["blocks"]]
         want["blocks"] = [{**b, "notes": b.get("notes", [])} for b in want["blocks"]]
         assert got == want, s.start_dir
-        reused += 1
-    return reused
+    return sum(restored)
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -52,7 +63,7 @@ def test_batch_equals_single_sessions_on_fixtures(name: str, tmp_path: Path) -> 
     settings, errors = Settings.from_mapping(raw, base)
     assert errors == []
     root = work / "repo" if (work / "repo").is_dir() else work
-    assert _assert_batch_equals_single(root, settings) > 0
+    _assert_batch_equals_single(root, settings)
 
 
 def test_batch_equals_single_sessions_on_a_monorepo(tmp_path: Path) -> None:
@@ -85,3 +96,27 @@ def test_imports_outside_the_start_directory(tmp_path: Path, approved: bool, mod
     deep = [s for s in Workspace(root, settings).sessions() if s.start_dir == root / "services" / "api" / "deep"]
     sources = {b.source for b in deep[0].blocks if b.source is not None}
     assert (root / "docs" / "a.md" in sources) == approved
+
+
+@pytest.mark.parametrize("approved", [True, False])
+def test_a_walk_recorded_by_a_sibling_is_not_reused_wrongly(tmp_path: Path, approved: bool) -> None:
+    """lib/ has no instruction files, so the first walk through it is lib/a's, which (imports not approved)
+    skips the root's import of lib/b/x.md as external. lib/b must not continue from that state: for it the
+    import is inside the start directory and loads."""
+    root = tmp_path / "repo"
+    for d in ("lib/a", "lib/b", "docs", "z"):
+        (root / d).mkdir(parents=True)
+    (root / "CLAUDE.md").write_text("# Root\n@lib/b/x.md\n")
+    (root / "lib" / "b" / "x.md").write_text("B notes.\n")
+    (root / "lib" / "a" / "CLAUDE.md").write_text("# A\n")
+    (root / "lib" / "b" / "CLAUDE.md").write_text("# B\n```\n@code.md\n```\n")
+    (root / "docs" / "CLAUDE.md").write_text("# Docs\n")
+    (root / "z" / "CLAUDE.md").write_text("# Z\n")
+    settings = Settings(home=tmp_path / "home", ceiling=tmp_path, managed_dir=tmp_path / "managed",
+                        external_imports_approved=approved, today="2026-11-29")
+    _assert_batch_equals_single(root, settings)
+    by_dir = {s.start_dir: s for s in Workspace(root, settings).sessions()}
+    b_sources = {b.source for b in by_dir[root / "lib" / "b"].blocks}
+    a_sources = {b.source for b in by_dir[root / "lib" / "a"].blocks}
+    assert root / "lib" / "b" / "x.md" in b_sources
+    assert (root / "lib" / "b" / "x.md" in a_sources) == approved

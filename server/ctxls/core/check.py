@@ -391,7 +391,7 @@ def run_checks(ws: Workspace, paths: Iterable[Path] | None = None,
     if jobs > 1 and len(selected) > 1:
         per_rule = _run_split(ws, selected)
     if per_rule is None:
-        per_rule = {c: _run_rule(ws, c) for c in selected}
+        per_rule = {c: run_rule(ws, c) for c in selected}
     findings: list[Finding] = []
     errors: list[str] = []
     for code in selected:  # registry order, whichever process ran the rule
@@ -402,6 +402,12 @@ def run_checks(ws: Workspace, paths: Iterable[Path] | None = None,
     wanted = [Path(os.path.abspath(p)) for p in paths or ()]
     if wanted and ws.root not in wanted:  # the root itself means everything, memory outside it included
         findings = [f for f in findings if any(f.path == w or _under(f.path, w) for w in wanted)]
+    return CheckResult(report_order(ws, findings), errors)
+
+
+def report_order(ws: Workspace, findings: list[Finding]) -> list[Finding]:
+    """Findings as they are reported: suppressed ones dropped, in report order (`order_key`), repeats (same
+    path, span, code and message) dropped."""
     marks: dict[str, tuple] = {}  # by path string: Path equality is slow, and many findings share a file
     kept = []
     for f in findings:
@@ -411,11 +417,11 @@ def run_checks(ws: Workspace, paths: Iterable[Path] | None = None,
             m = marks[k] = ws.file(f.path).suppressions
         if not m or not suppressed(f, ws):
             kept.append(f)
-    findings = kept
-    keyed = [(order_key(f), f) for f in findings]
+    if len(kept) < 2:
+        return kept
+    keyed = [(order_key(f), f) for f in kept]
     keyed.sort(key=itemgetter(0))
-    # Drop repeats (same path, span, code and message): they sort next to each other, among the findings
-    # with the same order key.
+    # Repeats sort next to each other, among the findings with the same order key.
     unique = []
     last: tuple | None = None
     messages: set[str] = set()
@@ -428,17 +434,27 @@ def run_checks(ws: Workspace, paths: Iterable[Path] | None = None,
         else:
             messages.add(f.message)
         unique.append(f)
-    return CheckResult(unique, errors)
+    return unique
 
 
-def _run_rule(ws: Workspace, code: str) -> tuple[list[Finding], str | None]:
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity, so a container pinned to one CPU says 1)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def run_rule(ws: Workspace, code: str) -> tuple[list[Finding], str | None]:
     """One rule's findings (severity overrides applied), or the error that stopped it: one broken rule never
     takes the others down."""
     from .rules import REGISTRY
 
     info = REGISTRY[code]
     try:
-        got = list(info.func(ws))
+        got = info.func(ws)
+        if type(got) is not list:  # a rule that keeps its findings hands back the same list: keep it
+            got = list(got)
     except Exception as exc:
         log.exception("rule %s crashed", code)
         return [], f"{code} ({info.name}) crashed: {type(exc).__name__}: {exc}"
@@ -467,14 +483,17 @@ def _run_split(ws: Workspace, selected: list[str]) -> dict[str, tuple[list[Findi
 
     from .tokens import _encoder
 
-    if not hasattr(os, "fork") or (os.cpu_count() or 1) < 2 or ws.counter.exact is not None:
+    if not hasattr(os, "fork") or usable_cpus() < 2 or ws.counter.exact is not None:
         return None
     ours = [c for c in selected if c.startswith(_SESSION_RULES)]
     theirs = [c for c in selected if c not in ours]
     if not theirs or not ours:
         return None
     ws.index  # shared by both sides: scan before the fork
-    _encoder()
+    try:
+        _encoder()
+    except Exception:  # the rules that count tokens report it, one by one, as in a serial run
+        pass
     try:
         rfd, wfd = os.pipe()
         pid = os.fork()
@@ -486,7 +505,7 @@ def _run_split(ws: Workspace, selected: list[str]) -> dict[str, tuple[list[Findi
             os.close(rfd)
             known = set(ws.counter.cache)
             ws.walked_dirs = []
-            results = {c: _run_rule(ws, c) for c in theirs}
+            results = {c: run_rule(ws, c) for c in theirs}
             payload = pickle.dumps({
                 "results": results,
                 "reads": ws.fs.read_stats(),
@@ -496,12 +515,14 @@ def _run_split(ws: Workspace, selected: list[str]) -> dict[str, tuple[list[Findi
             with os.fdopen(wfd, "wb") as out:
                 out.write(payload)
             status = 0
+        except KeyboardInterrupt:
+            pass  # interrupted with the parent: nothing to say
         except BaseException:
             log.exception("the forked rule runner failed")
         finally:
             os._exit(status)
     os.close(wfd)
-    out: dict[str, tuple[list[Finding], str | None]] = {c: _run_rule(ws, c) for c in ours}
+    out: dict[str, tuple[list[Finding], str | None]] = {c: run_rule(ws, c) for c in ours}
     data = None
     try:
         with os.fdopen(rfd, "rb") as inp:
@@ -513,7 +534,7 @@ def _run_split(ws: Workspace, selected: list[str]) -> dict[str, tuple[list[Findi
         data = None
     if data is None:
         log.warning("the forked rule runner failed; running its rules here")
-        out.update({c: _run_rule(ws, c) for c in theirs})
+        out.update({c: run_rule(ws, c) for c in theirs})
         return out
     out.update(data["results"])
     ws.fs.absorb_reads(data["reads"])

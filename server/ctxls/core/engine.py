@@ -20,11 +20,11 @@ from pathlib import Path
 
 from . import discovery as D
 from . import model as M
-from .check import CheckConfig, Workspace, order_key, run_checks, same_items, suppressed
+from .check import CheckConfig, Workspace, order_key, report_order, run_checks, run_rule, same_items
 from .findings import Finding
 from .fs import FileSystem, SourceText
-from .loader import LABELS, load_session, render_file, resolve_import
-from .markdown import ImportRef, Prepared, prepare
+from .loader import LABELS, code_note, load_session, render_file, resolve_import
+from .markdown import Prepared, prepare
 from .model import Session
 from .settings import Settings
 from .tokens import TokenCounter, factor_for
@@ -295,9 +295,9 @@ class Engine:
                 notes = b.notes
                 if new.skipped_imports != old.skipped_imports:
                     k = len(b.notes) - len(old.skipped_imports)
-                    if k < 0 or b.notes[k:] != [_code_note(r) for r in old.skipped_imports]:
+                    if k < 0 or b.notes[k:] != [code_note(r) for r in old.skipped_imports]:
                         return False
-                    notes = b.notes[:k] + [_code_note(r) for r in new.skipped_imports]
+                    notes = b.notes[:k] + [code_note(r) for r in new.skipped_imports]
                 if moved:
                     trigger = "import:" + (s.display_source(b.source) or str(b.source))
                     for j, k in enumerate(s.skipped):
@@ -503,21 +503,13 @@ class Engine:
         errors: list[str] = []
         parts: dict[str, list[list[Finding]]] = {}
         marks: dict[str, tuple] = {}
-        for code, info in load_all().items():
+        for code in load_all():
             if code not in WORKSPACE_SCOPED or not ws.config.enabled(code):
                 continue
-            try:
-                got = info.func(ws)
-                if type(got) is not list:
-                    got = list(got)
-            except Exception as exc:  # one broken rule never takes the others down
-                log.exception("rule %s crashed", code)
-                errors.append(f"{code} ({info.name}) crashed: {type(exc).__name__}: {exc}")
+            got, error = run_rule(ws, code)
+            if error is not None:
+                errors.append(error)
                 continue
-            severity = ws.config.severity.get(code)
-            if severity is not None:
-                for f in got:
-                    f.severity = severity
             before = cache.get(code, {})
             now = self._rule_out[code] = {}
             # A rule that keeps its findings (duplication) hands back the very list it reported last time:
@@ -533,7 +525,7 @@ class Engine:
                 if prev is not None and prev[1] == m and same_items(prev[0], raw):
                     found = prev[2]
                 else:
-                    found = _report(ws, raw, m)
+                    found = report_order(ws, raw)
                     if prev is not None and len(prev[2]) == len(found) and all(
                             a is b or a == b for a, b in zip(prev[2], found)):
                         found = prev[2]  # built again, but the same: keep the list every later step knows
@@ -598,27 +590,6 @@ class Engine:
             return FileLens(tokens, startup, touch, kind)
 
 
-def _report(ws: Workspace, found: list[Finding], marks: tuple) -> list[Finding]:
-    """One rule's findings in one file (whose suppression comments are ``marks``) as `run_checks` reports
-    them: suppressed ones dropped, in report order, repeats (same span, code and message) dropped."""
-    if marks:
-        found = [f for f in found if not suppressed(f, ws)]
-    if len(found) < 2:
-        return list(found)
-    found = sorted(found, key=order_key)
-    unique, last, messages = [], None, set()
-    for f in found:
-        o = order_key(f)
-        if o != last:
-            last, messages = o, {f.message}
-        elif f.message in messages:
-            continue
-        else:
-            messages.add(f.message)
-        unique.append(f)
-    return unique
-
-
 def _by_path(findings: list[Finding]) -> dict[str, list[Finding]]:
     """Findings by path string (cheaper to hash and compare than paths), in their order."""
     out: dict[str, list[Finding]] = {}
@@ -630,12 +601,6 @@ def _by_path(findings: list[Finding]) -> dict[str, list[Finding]]:
         else:
             got.append(f)
     return out
-
-
-def _code_note(ref: ImportRef) -> str:
-    """A file block's note about an `@` that does not import, as the loader words it (a patch checks the old
-    notes against this wording before it writes new ones)."""
-    return f"@{ref.raw} on line {ref.line} is inside code or a comment: not imported"
 
 
 def _renumber(reason: str, moved: dict[tuple[str, int], int]) -> str:

@@ -197,11 +197,7 @@ def loads_as_parent(parent: Session, d: Path) -> bool:
     ``parent``, loads exactly what ``parent`` loads. The one difference there can be: a project import that
     lies outside ``d`` but not outside the parent's start directory is external for ``d`` (a note, or not
     loaded at all when external imports are not approved)."""
-    for b in parent.blocks:
-        if b.kind == M.IMPORT and b.tier in ("Project", "Local") and b.source is not None \
-                and not (b.notes and b.notes[-1] == EXTERNAL_IMPORT_NOTE) and not is_within(b.source, d):
-            return False
-    return True
+    return not any(_external_for(b, d) and EXTERNAL_IMPORT_NOTE not in b.notes for b in parent.blocks)
 
 
 def is_within(path: Path, base: Path) -> bool:
@@ -220,6 +216,33 @@ class _Rule:
 
 
 EXTERNAL_IMPORT_NOTE = "external import (outside the start directory): loads only after the one-time approval"
+_CODE_NOTE_END = " is inside code or a comment: not imported"
+
+
+def code_note(ref: ImportRef) -> str:
+    """A file block's note about an `@` that does not import (these come last among a block's notes)."""
+    return f"@{ref.raw} on line {ref.line}{_CODE_NOTE_END}"
+
+
+def _external_for(b: Block, start: Path) -> bool | None:
+    """For a project import block: whether it lies outside ``start`` (None for any other block)."""
+    if b.kind != M.IMPORT or b.tier not in ("Project", "Local") or b.source is None:
+        return None
+    return not is_within(b.source, start)
+
+
+def _mark_external(notes: list[str], on: bool) -> None:
+    """Give or take the external-import note where a fresh load puts it: after the file's own notes, before
+    the notes about `@` in code."""
+    if (EXTERNAL_IMPORT_NOTE in notes) == on:
+        return
+    if not on:
+        notes.remove(EXTERNAL_IMPORT_NOTE)
+        return
+    k = len(notes)
+    while k and notes[k - 1].endswith(_CODE_NOTE_END):
+        k -= 1
+    notes.insert(k, EXTERNAL_IMPORT_NOTE)
 
 
 @dataclass
@@ -308,10 +331,9 @@ class ClaudeCodeLoader:
         blk.notes.extend(notes)
         if prep.removed:
             blk.cut = "; ".join(prep.removed) + " stripped"
-        for ref in prep.skipped_imports:
-            blk.notes.append(f"@{ref.raw} on line {ref.line} is inside code or a comment: not imported")
         if note:
-            blk.notes.append(note)  # last: `_restore` adjusts the external-import note of a continued walk
+            blk.notes.append(note)
+        blk.notes.extend(code_note(ref) for ref in prep.skipped_imports)  # last: patching relies on it
         self.blocks.append(blk)
         self._imports(path, prep, tier, depth, lazy)
         return True
@@ -472,8 +494,9 @@ class ClaudeCodeLoader:
             for p in probes[done:]:
                 if every or not p.empty:
                     self._load_dir(p, every)
-                if prefixes is not None:
-                    prefixes[(p.dir, mode)] = (tuple(self.blocks), tuple(self.skipped), frozenset(self.processed))
+                if prefixes is not None and (p.dir, mode) not in prefixes:  # the first (shallowest) walker's
+                    prefixes[(p.dir, mode)] = (tuple(self.blocks), tuple(self.skipped), frozenset(self.processed),
+                                               self.start_dir)
         # 4. Auto memory
         mem = self._auto_memory()
         if mem is not None:
@@ -507,26 +530,27 @@ class ClaudeCodeLoader:
 
     def _restore(self, state: tuple) -> bool:
         """Continue from the state another session's walk reached in one of our ancestors (see `prefixes`),
-        with blocks of our own. The one thing that depends on where the session starts is whether a project
-        import lies outside the start directory: a target inside that ancestor but outside ours gets the
-        external-import note, or, when external imports are not approved, would not load at all; then
-        nothing is restored (False) and the walk starts over."""
-        blocks, skipped, processed = state
-        own = []
+        with blocks of our own. What depends on where a session starts is whether a project import lies
+        outside the start directory: the walk that recorded the state judged that from its own start
+        directory, so here the external-import notes are set again for ours. When external imports are not
+        approved, an external one does not load at all: the state is reused only when it was recorded by a
+        session started here or above and loads nothing external for us; otherwise nothing is restored
+        (False) and the walk starts over."""
+        blocks, skipped, processed, recorder = state
         start = self.start_dir
+        approved = self.settings.external_imports_approved
+        if not approved and not is_within(start, recorder):
+            return False
+        own = []
         for b in blocks:
             c = object.__new__(Block)
             c.__dict__.update(b.__dict__)
             c.notes = list(b.notes)
-            if c.kind == M.IMPORT and c.tier in ("Project", "Local") and c.source is not None:
-                external = not is_within(c.source, start)
-                marked = bool(c.notes) and c.notes[-1] == EXTERNAL_IMPORT_NOTE
-                if external and not marked:
-                    if not self.settings.external_imports_approved:
-                        return False
-                    c.notes.append(EXTERNAL_IMPORT_NOTE)
-                elif marked and not external:
-                    c.notes.pop()
+            external = _external_for(c, start)
+            if external is not None:
+                if external and not approved:
+                    return False
+                _mark_external(c.notes, external)
             own.append(c)
         self.blocks = own
         self.skipped = list(skipped)

@@ -82,7 +82,7 @@ def key_of(*parts: Any) -> str:
 
 class ResultCache:
     """``path`` (check.json) holds the key, the fingerprint and a run id; each report printed from that run
-    lives next to it in ``check.out-<format>.json``, tagged with the run id. Validating a hit reads only the
+    lives next to it in ``check.out-<format>``, tagged with the run id. Validating a hit reads only the
     small file and stats the fingerprint; printing a cached report rebuilds nothing. The findings themselves
     are not stored: a run with other options (another format, ``--fix``) analyses again."""
 

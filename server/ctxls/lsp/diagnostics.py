@@ -202,8 +202,8 @@ def gc_deferred(defer: bool = True):
 
 
 # What identifies a published diagnostic (the file is the list's): when a file's findings match these, its
-# diagnostics are not sent again. (A related location is quoted in the message of the rules that have one.)
-_FINGERPRINT = attrgetter("span", "code", "message", "severity")
+# diagnostics are not sent again.
+_FINGERPRINT = attrgetter("span", "code", "message", "severity", "related")
 
 
 def same_findings(old: list, new: list) -> bool:

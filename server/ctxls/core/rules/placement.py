@@ -334,8 +334,11 @@ def task_specific_section(ws: Workspace):
             continue
         doc = _parse(text)
         for sec, task, body, tokens in cands:
+            # the "move into" fix edits the subdirectory's CLAUDE.md as it is now: its text is part of the key
+            target = _subdirectory_of(ws, fi, doc, sec)
+            dest = ws.fs.read(target / "CLAUDE.md").text if target is not None else None
             fkey = ("ctx602.finding", fi.path, text, sec.line, sessions, frozenset(used_slugs), ws.root,
-                    ws.settings.claude_dir, ws.settings.managed_dir, severities, method)
+                    ws.settings.claude_dir, ws.settings.managed_dir, severities, method, dest)
             got = memo.get(fkey)
             if got is None:
                 before = set(used_slugs)
