@@ -432,3 +432,25 @@ def test_patched_notes_keep_a_fresh_load_order(tmp_path: Path) -> None:
     _assert_same_as_fresh(engine, got, root, tmp_path)
     notes = next(b.notes for b in engine.session(root / "sub").blocks if b.source == a)
     assert len(notes) == 2 and notes[0].startswith("external import") and "inside code" in notes[1]
+
+
+def test_memo_stays_bounded_over_many_edits(tmp_path: Path) -> None:
+    """Content-keyed results pile up a few per edited version; past twice the size of a full analysis the
+    snapshot starts over, and the findings stay those of a fresh engine."""
+    root = tmp_path / "ws"
+    shutil.copytree(FIXTURES / "lsp" / "workspace", root)
+    engine = Engine(root, _settings(tmp_path, root))
+    engine.check()
+    top = root / "CLAUDE.md"
+    text = top.read_text()
+    engine.set_buffer(top, text + "\n- Edit 0.\n")
+    engine.check()
+    base = len(engine.fs.memo)
+    peak = 0
+    for i in range(1, 800):
+        engine.set_buffer(top, text + f"\n- Edit {i}: {'x' * (i % 7)}.\n")
+        got = engine.check()
+        peak = max(peak, len(engine.fs.memo))
+    assert peak <= 2 * base + 1000 + 50
+    assert len(engine.fs.memo) < peak  # it did start over at least once
+    _assert_same_as_fresh(engine, got, root, tmp_path)

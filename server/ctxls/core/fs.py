@@ -70,6 +70,8 @@ class FileSystem:
     forked process); only the result cache's fingerprint looks at it."""
     elsewhere_dirs: list[Path] = field(default_factory=list)
     """Directories another process listed."""
+    _memo_base: int | None = None
+    """Size of `memo` at the first content change after it was last emptied (see `changed`)."""
 
     def set_overlay(self, path: Path, text: str | None) -> bool:
         """An unsaved editor buffer (None: closed, back to the disk). Returns whether the content changed."""
@@ -103,6 +105,16 @@ class FileSystem:
             self._listings.pop(path.parent, None)
             self._real.clear()
             self.memo.clear()
+            self._memo_base = None
+            return
+        # Results memoised by content pile up, a few per edited version of a file, in a long editing session:
+        # past twice what a full analysis needs, start over (the next check rebuilds what it uses).
+        n = len(self.memo)
+        if self._memo_base is None:
+            self._memo_base = n
+        elif n > 2 * self._memo_base + 1000:
+            self.memo.clear()
+            self._memo_base = None
             return
         if ".claude" in path.parts:
             for k in [k for k in self.memo if k[0] in ("rules", "skills")]:
@@ -114,6 +126,7 @@ class FileSystem:
             self.changed(path, structural=True)
             return
         self.memo.clear()
+        self._memo_base = None
         self._real.clear()
         self._cache.clear()
         self._listings.clear()
