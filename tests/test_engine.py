@@ -34,10 +34,7 @@ EDITS = [
 
 @pytest.mark.parametrize("edits", [EDITS[:1], EDITS[:2], EDITS[:3], EDITS])
 def test_incremental_check_equals_full_check(tmp_path: Path, edits) -> None:
-    root = tmp_path / "ws"
-    shutil.copytree(FIXTURES / "lsp" / "workspace", root)
-    engine = Engine(root, _settings(tmp_path, root))
-    engine.check()
+    root, engine = _checked_engine(tmp_path)
     assert engine.last_check_mode == "full"
     for rel, change in edits:
         path = root / rel
@@ -86,6 +83,15 @@ def _session_state(s) -> tuple:
               b.startup) for b in s.blocks], [(k.source, k.reason, k.trigger, k.kind) for k in s.skipped])
 
 
+def _checked_engine(tmp_path: Path) -> tuple[Path, Engine]:
+    """An engine over a copy of the LSP fixture workspace, after its first check."""
+    root = tmp_path / "ws"
+    shutil.copytree(FIXTURES / "lsp" / "workspace", root)
+    engine = Engine(root, _settings(tmp_path, root))
+    engine.check()
+    return root, engine
+
+
 def _assert_same_as_fresh(engine: Engine, got: dict, root: Path, tmp: Path) -> None:
     fresh = _fresh(engine, root, tmp)
     assert _all_fields(got) == _all_fields(fresh.check())
@@ -94,10 +100,7 @@ def _assert_same_as_fresh(engine: Engine, got: dict, root: Path, tmp: Path) -> N
 
 
 def test_incremental_duplicates_follow_edits(tmp_path: Path) -> None:
-    root = tmp_path / "ws"
-    shutil.copytree(FIXTURES / "lsp" / "workspace", root)
-    engine = Engine(root, _settings(tmp_path, root))
-    engine.check()
+    root, engine = _checked_engine(tmp_path)
     top, billing = root / "CLAUDE.md", root / "services" / "billing" / "CLAUDE.md"
     top_text, billing_text = top.read_text(), billing.read_text()
     steps = [
@@ -118,10 +121,7 @@ def test_incremental_duplicates_follow_edits(tmp_path: Path) -> None:
 
 
 def test_content_edit_patches_sessions_in_place(tmp_path: Path) -> None:
-    root = tmp_path / "ws"
-    shutil.copytree(FIXTURES / "lsp" / "workspace", root)
-    engine = Engine(root, _settings(tmp_path, root))
-    engine.check()
+    root, engine = _checked_engine(tmp_path)
     top = root / "CLAUDE.md"
     text = top.read_text()
     before = engine.session(root)
@@ -138,10 +138,7 @@ def test_content_edit_patches_sessions_in_place(tmp_path: Path) -> None:
 
 
 def test_edits_of_imported_files(tmp_path: Path) -> None:
-    root = tmp_path / "ws"
-    shutil.copytree(FIXTURES / "lsp" / "workspace", root)
-    engine = Engine(root, _settings(tmp_path, root))
-    engine.check()
+    root, engine = _checked_engine(tmp_path)
     arch, top, bus = root / "docs" / "arch.md", root / "CLAUDE.md", root / "docs" / "bus.md"
     secret = "api key: sk-ant-api03-" + "x7Yq2Lm9PzR4tW8vB3nK6hJ1cF5dG0sQ" * 2 + "\n"
     engine.set_buffer(arch, secret + arch.read_text() + "See @nowhere.md.\n")
@@ -244,10 +241,7 @@ def test_random_edits_incremental_equals_full(tmp_path: Path, seed: int) -> None
 def test_sessions_loaded_between_edits_are_invalidated_too(tmp_path: Path) -> None:
     """Hovers cache sessions between checks; an edit must find them (the engine indexes which cached sessions
     load each file, and that index follows sessions added since)."""
-    root = tmp_path / "ws"
-    shutil.copytree(FIXTURES / "lsp" / "workspace", root)
-    engine = Engine(root, _settings(tmp_path, root))
-    engine.check()
+    root, engine = _checked_engine(tmp_path)
     arch, billing = root / "docs" / "arch.md", root / "services" / "billing" / "CLAUDE.md"  # arch: imported
     deep = root / "services" / "billing" / "tests"
     for i in range(3):
@@ -303,10 +297,7 @@ def test_import_graph_findings_follow_edits_and_are_kept_otherwise(tmp_path: Pat
 def test_unchanged_files_keep_their_records_across_checks(tmp_path: Path) -> None:
     """A new workspace per check takes over the previous one's file records whose text is the very same; an
     edited file, or one changed on disk, is read again."""
-    root = tmp_path / "ws"
-    shutil.copytree(FIXTURES / "lsp" / "workspace", root)
-    engine = Engine(root, _settings(tmp_path, root))
-    engine.check()
+    root, engine = _checked_engine(tmp_path)
     top, api, arch = root / "CLAUDE.md", root / "services" / "api" / "CLAUDE.md", root / "docs" / "arch.md"
     ws = engine.workspace()
     before = {p: ws.file(p) for p in (top, api, arch)}
@@ -437,10 +428,7 @@ def test_patched_notes_keep_a_fresh_load_order(tmp_path: Path) -> None:
 def test_memo_stays_bounded_over_many_edits(tmp_path: Path) -> None:
     """Content-keyed results pile up a few per edited version; past twice the size of a full analysis the
     snapshot starts over, and the findings stay those of a fresh engine."""
-    root = tmp_path / "ws"
-    shutil.copytree(FIXTURES / "lsp" / "workspace", root)
-    engine = Engine(root, _settings(tmp_path, root))
-    engine.check()
+    root, engine = _checked_engine(tmp_path)
     top = root / "CLAUDE.md"
     text = top.read_text()
     engine.set_buffer(top, text + "\n- Edit 0.\n")
