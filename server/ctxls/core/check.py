@@ -244,23 +244,22 @@ class Workspace:
     @property
     def rel_files(self) -> list[str]:
         """Every file of the workspace, relative to the root (posix), for existence and glob lookups."""
+        entries = self._walk()[0]  # first: it records the walk this answer depends on
         key = ("rel_files", self.root)
         got = self.fs.memo.get(key)
         if got is None:
-            got = self.fs.memo[key] = [f"{rel}/{n}" if rel else n for _, rel, names in self._walk()[0]
-                                       for n in names]
-        else:
-            self._walk()  # the walk is part of what this answer depends on
+            got = self.fs.memo[key] = [f"{rel}/{n}" if rel else n for _, rel, names in entries for n in names]
         return got
 
     @cached_property
     def files_by_name(self) -> "FilesByName":
         """Basename -> files of the workspace with that name (to suggest where a moved file went)."""
+        entries = self._walk()[0]  # first: it records the walk this answer depends on
         key = ("files_by_name", self.root)
         names = self.fs.memo.get(key)
         if names is None:
             names = {}
-            for d, _, files in self._walk()[0]:
+            for d, _, files in entries:
                 for n in files:
                     got = names.get(n)
                     if got is None:
@@ -268,8 +267,6 @@ class Workspace:
                     else:
                         got.append(d)
             self.fs.memo[key] = names
-        else:
-            self._walk()
         return FilesByName(names)
 
     def session(self, start: Path, prefixes: dict | None = None) -> Session:
@@ -362,9 +359,6 @@ class FilesByName:
         if dirs is None:
             return default
         return [Path(os.path.join(d, name)) for d in dirs]
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._dirs
 
 
 @dataclass
