@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -30,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from bench_budget import BenchError, run_once, summarize  # noqa: E402
+from bench_budget import BenchError, child_env, run_once, summarize  # noqa: E402
 
 AGNIX_VENV = PROJECT / ".cache" / "bench-venv"
 
@@ -60,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run([sys.executable, str(HERE / "gen_monorepo.py"), str(repo), "--home", str(home)],
                        check=True, stdout=subprocess.DEVNULL)
     home = home or repo.parent / "home"
-    env = dict(os.environ)
+    env, _ = child_env()
     cache = repo / ".ctxls"
     ctxls = [sys.executable, "-m", "ctxls", "check", str(repo), "--home", str(home), "--format", "json"]
     cases = {

@@ -158,3 +158,66 @@ def test_the_forked_side_needs_no_sessions(monorepo) -> None:
         ws = _ws(repo, home)
         list(info.func(ws))
         assert not ws._sessions and ws._session_list is None, code
+
+
+def _startup_keys(repo: Path, home: Path) -> set[str]:
+    from ctxls.core.budget import startup_texts
+    from ctxls.core.tokens import content_key
+
+    ws = _ws(repo, home)
+    return {content_key(t) for t in startup_texts(ws.index, ws.settings, ws.fs) if t}
+
+
+def test_startup_renderings_are_counted_half_here_half_in_the_child(monorepo, forks, monkeypatch) -> None:
+    from ctxls.core.tokens import TokenCounter
+
+    monkeypatch.setattr(C, "_SPLIT_TOKENIZE_CHARS", 0)  # the small monorepo is under the real threshold
+    here: list[str] = []  # what this process encoded (the child's appends die with it)
+    real = TokenCounter.encode_missing
+
+    def spy(self, todo):
+        here.extend(todo)
+        return real(self, todo)
+
+    monkeypatch.setattr(TokenCounter, "encode_missing", spy)
+    repo, home = monorepo
+    serial = run_checks(_ws(repo, home), jobs=1)
+    keys = _startup_keys(repo, home)
+    here.clear()
+    ws = _ws(repo, home)
+    split = run_checks(ws, jobs=2)
+    assert forks == [1]
+    assert _summary(split.findings) == _summary(serial.findings)
+    assert keys <= set(ws.counter.cache)  # every startup rendering counted ...
+    mine = keys & set(here)
+    assert mine and len(mine) < len(keys)  # ... some here, the rest by the child
+
+
+def test_counts_the_child_does_not_send_are_made_here(monorepo, forks, monkeypatch) -> None:
+    from ctxls.core.tokens import TokenCounter
+
+    monkeypatch.setattr(C, "_SPLIT_TOKENIZE_CHARS", 0)
+    parent = os.getpid()
+    real = TokenCounter.encode_missing
+
+    def fails_in_the_child(self, todo):
+        if os.getpid() != parent and todo:
+            raise RuntimeError("no tokenizer in the child")
+        return real(self, todo)
+
+    monkeypatch.setattr(TokenCounter, "encode_missing", fails_in_the_child)
+    repo, home = monorepo
+    serial = run_checks(_ws(repo, home), jobs=1)
+    ws = _ws(repo, home)
+    split = run_checks(ws, jobs=2)
+    assert forks == [1]
+    assert _summary(split.findings) == _summary(serial.findings)
+    assert _startup_keys(repo, home) <= set(ws.counter.cache)
+
+
+def test_halves_are_balanced_and_complete() -> None:
+    todo = {f"k{i}": "x" * n for i, n in enumerate([900, 500, 400, 300, 200, 100, 100, 50])}
+    a, b = C._halves(todo)
+    assert a.keys() | b.keys() == todo.keys() and not a.keys() & b.keys()
+    sa, sb = sum(map(len, a.values())), sum(map(len, b.values()))
+    assert abs(sa - sb) <= 100

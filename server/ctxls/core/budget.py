@@ -192,8 +192,14 @@ def suggest_policy(rep: BudgetReport) -> list[str]:
 
 
 def prefetch_tokens(index: WorkspaceIndex, settings: Settings, fs: FileSystem, counter: TokenCounter) -> None:
-    """Count the startup renderings of every instruction file in one parallel batch before the per-directory
-    sessions ask for them one by one (a cold run spends most of its time tokenizing)."""
+    """Count the startup renderings of every instruction file in one batch before the per-directory sessions
+    ask for them one by one (a cold run spends most of its time tokenizing)."""
+    counter.prefetch(startup_texts(index, settings, fs))
+
+
+def startup_texts(index: WorkspaceIndex, settings: Settings, fs: FileSystem) -> list[str]:
+    """The startup renderings of every instruction file of the workspace and of what each imports: what the
+    directory sessions will ask the token counter for."""
     texts = []
     for src in index.sources:
         if src.kind not in (CLAUDE_MD, CLAUDE_LOCAL_MD, RULE, AGENTS_MD):
@@ -212,5 +218,5 @@ def prefetch_tokens(index: WorkspaceIndex, settings: Settings, fs: FileSystem, c
             content = prepare(t.text or "").content if t is not None and t.ok else ""
             if content:
                 texts.append(render_file(target, tier, content, False))
-    counter.prefetch(texts)
+    return texts
 

@@ -144,6 +144,7 @@ class Workspace:
         self.counter = counter or TokenCounter(factor_for(self.settings.model, self.settings.token_factor))
         self._index = index
         self._sessions: dict[Path, Session] = {}
+        self._prefetched = False  # the startup renderings are counted (see prefetch_tokens)
         self._session_list: list[Session] | None = None
         self._files: dict[Path, FileInfo] = {}
         self.walked_dirs: list[Path] = []
@@ -282,6 +283,7 @@ class Workspace:
         from .budget import prefetch_tokens
 
         prefetch_tokens(self.index, self.settings, self.fs, self.counter)
+        self._prefetched = True
 
     def sessions(self) -> list[Session]:
         """The startup session of every directory of the workspace.
@@ -292,7 +294,7 @@ class Workspace:
             return list(self._session_list)
         out: list[Session] = []
         by_dir: dict[str, Session] = {}  # by string: a Path hashes and compares in Python
-        if not self._sessions:
+        if not self._sessions and not self._prefetched:
             self.prefetch_tokens()
         prefixes: dict = {}  # this batch's walk states (see load_session): parents come before children
         root = str(self.root)
@@ -488,15 +490,42 @@ def _run_split(ws: Workspace, selected: list[str]) -> dict[str, tuple[list[Findi
         _encoder()
     except Exception:  # the rules that count tokens report it, one by one, as in a serial run
         pass
+    # The sessions this side builds first ask for the startup renderings of every instruction file: the
+    # child counts half of them (by size) and sends the counts back before it starts on its rules.
+    mine: dict[str, str] = {}
+    given: dict[str, str] = {}
+    if not ws._sessions and not ws._prefetched:
+        from .budget import startup_texts
+
+        todo = ws.counter.missing(startup_texts(ws.index, ws.settings, ws.fs))
+        if sum(map(len, todo.values())) >= _SPLIT_TOKENIZE_CHARS:
+            mine, given = _halves(todo)
+        else:
+            mine = todo
+    fds: list[int] = []
     try:
-        rfd, wfd = os.pipe()
+        fds += os.pipe()
+        fds += os.pipe()
+        rfd, wfd, tfd_r, tfd_w = fds
         pid = os.fork()
     except OSError:
+        for fd in fds:
+            os.close(fd)
         return None
     if pid == 0:  # child: never returns
         status = 1
         try:
             os.close(rfd)
+            os.close(tfd_r)
+            # Always closed before the rules run: the parent waits for its end before reading their results.
+            with os.fdopen(tfd_w, "wb") as out:
+                if given:
+                    try:
+                        ws.counter.encode_missing(given)
+                        out.write(pickle.dumps({k: ws.counter.cache[k] for k in given},
+                                               protocol=pickle.HIGHEST_PROTOCOL))
+                    except Exception:  # the parent counts them itself
+                        log.exception("the forked token counter failed")
             known = set(ws.counter.cache)
             ws.walked_dirs = []
             results = {c: run_rule(ws, c) for c in theirs}
@@ -516,6 +545,30 @@ def _run_split(ws: Workspace, selected: list[str]) -> dict[str, tuple[list[Findi
         finally:
             os._exit(status)
     os.close(wfd)
+    os.close(tfd_w)
+    if mine or given:
+        try:
+            ws.counter.encode_missing(mine)
+            counting = True
+        except Exception:  # no tokenizer: the rules that count tokens report it, as in a serial run
+            counting = False
+        counted = {}
+        try:
+            with os.fdopen(tfd_r, "rb") as inp:
+                raw = inp.read()
+            if raw:
+                counted = pickle.loads(raw)
+        except (OSError, pickle.UnpicklingError, EOFError, ValueError):
+            pass
+        cache = ws.counter.cache
+        for k, v in counted.items():
+            if k in given and type(v) is int:
+                cache[k] = v
+        if counting:
+            ws.counter.encode_missing({k: t for k, t in given.items() if k not in cache})  # the child's gaps
+            ws._prefetched = True
+    else:
+        os.close(tfd_r)
     out: dict[str, tuple[list[Finding], str | None]] = {c: run_rule(ws, c) for c in ours}
     data = None
     try:
@@ -536,6 +589,26 @@ def _run_split(ws: Workspace, selected: list[str]) -> dict[str, tuple[list[Findi
     for k, v in data["tokens"].items():
         ws.counter.cache[k] = v
     return out
+
+
+# Below this many characters to count, splitting the count between the two processes saves less than the
+# child's pickled answer costs.
+_SPLIT_TOKENIZE_CHARS = 200_000
+
+
+def _halves(todo: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """Split texts to count into two halves of about the same size (largest first, each to the lighter)."""
+    a: dict[str, str] = {}
+    b: dict[str, str] = {}
+    size_a = size_b = 0
+    for k, t in sorted(todo.items(), key=lambda kv: -len(kv[1])):
+        if size_a <= size_b:
+            a[k] = t
+            size_a += len(t)
+        else:
+            b[k] = t
+            size_b += len(t)
+    return a, b
 
 
 def same_items(a: list, b: list) -> bool:
