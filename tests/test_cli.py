@@ -227,3 +227,36 @@ def test_corrupt_token_cache_does_not_break_the_cli(demo):
     proc = ctxls("context", "repo", "--format", "json", "--ceiling", "repo", cwd=demo)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["total_tokens"] == context_json(demo)["total_tokens"]
+
+
+def test_one_shot_commands_flush_everything_before_the_fast_exit(demo, tmp_path):
+    """`python -m ctxls` leaves one-shot commands with os._exit (no interpreter teardown): every byte of a large
+    report must still arrive, through a pipe and into a file, and the caches must be on disk."""
+    import ctxls.cli as cli
+
+    work = demo / "repo"
+    for i in range(300):  # a few thousand findings: far more than a pipe buffer
+        (work / "pkg" / f"d{i}").mkdir(parents=True)
+        (work / "pkg" / f"d{i}" / "CLAUDE.md").write_text(
+            "".join(f"- see `missing/file_{i}_{j}.py` before editing\n" for j in range(20)), encoding="utf-8")
+    piped = ctxls("check", "repo", "--format", "json", cwd=demo)
+    assert piped.returncode == 1, piped.stderr
+    got = json.loads(piped.stdout)
+    assert len(got["findings"]) > 3000
+    assert (work / ".ctxls" / "cache" / "tokens.json").is_file()
+    # Buffered streams (the environment may ask for unbuffered ones), into a file and through a pipe.
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_CONFIG_DIR", "PYTHONPATH", "PYTHONUNBUFFERED")}
+    env["HOME"] = str(demo / "no-such-home")
+    out = tmp_path / "out.json"
+    with out.open("w") as f:
+        code = subprocess.run([sys.executable, "-m", "ctxls", "check", "repo", "--format", "json"], cwd=demo,
+                              env=env, stdout=f, stderr=subprocess.PIPE, timeout=120).returncode
+    assert code == 1
+    assert out.read_text(encoding="utf-8") == piped.stdout  # the second run printed the stored report, whole
+    small = subprocess.run([sys.executable, "-m", "ctxls", "check", "repo", "--select", "CTX103"], cwd=demo,
+                           env=env, capture_output=True, text=True, timeout=120)
+    assert (small.returncode, small.stdout, small.stderr) == (0, "", "no findings\n")
+    ctx = subprocess.run([sys.executable, "-m", "ctxls", "context", "repo", "--format", "json"], cwd=demo,
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert ctx.returncode == 0 and json.loads(ctx.stdout)["blocks"]
+    assert cli._ONE_SHOT == ("context", "budget", "check")

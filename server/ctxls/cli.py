@@ -66,7 +66,30 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
+_ONE_SHOT = ("context", "budget", "check")
+_ran_one_shot = False
+
+
+def run() -> None:
+    """The `ctxls` command (and `python -m ctxls`): `main`, then exit. After a one-shot command the process
+    leaves without tearing down the interpreter, once its output is flushed: freeing a large model object by
+    object, at exit, measured ~0.1 s of `ctxls check` on the bench monorepo, with nothing left to do."""
+    code = main()
+    if _ran_one_shot:
+        import logging
+
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        logging.shutdown()
+        os._exit(code)
+    raise SystemExit(code)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    global _ran_one_shot
     ap = build_parser()
     try:
         args = ap.parse_args(argv)
@@ -75,7 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     import gc
 
     collecting = gc.isenabled()
-    if args.cmd in ("context", "budget", "check"):
+    if args.cmd in _ONE_SHOT:
+        _ran_one_shot = True
         # One-shot runs build a large, long-lived model (sessions, findings) and exit: the cyclic collector
         # would walk it over and over for garbage that is mostly acyclic (measured: ~0.4 s of CPU of `check`
         # on the bench monorepo, for a few MiB). Reference counting still frees everything else.
