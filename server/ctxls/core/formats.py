@@ -44,6 +44,16 @@ def check_json(findings: Iterable[Finding], root: Path, errors: list[str] | None
     esc = _escape
     rules: dict[str, str] = {}
     counts: dict[str, int] = {}
+    paths: dict[str, str] = {}  # path string -> its escaped relative path: findings share few files
+    base = str(root)
+
+    def path_json(p: Path) -> str:
+        k = str(p)
+        got = paths.get(k)
+        if got is None:
+            got = paths[k] = esc(_relative(k, base))
+        return got
+
     lines = []
     for f in findings:
         code = f.code
@@ -52,11 +62,12 @@ def check_json(findings: Iterable[Finding], root: Path, errors: list[str] | None
             info = REGISTRY.get(code)
             rule = rules[code] = esc(info.name) if info else "null"
         s = f.span
-        related = ", ".join(f'{{"path": {esc(_rel(r.path, root))}, "line": {r.span.start_line + 1}, '
-                            f'"message": {esc(r.message)}}}' for r in f.related)
-        fixes = ", ".join(f'{{"title": {esc(x.title)}, "safe": {"true" if x.safe else "false"}}}' for x in f.fixes)
+        related = ", ".join(f'{{"path": {path_json(r.path)}, "line": {r.span.start_line + 1}, '
+                            f'"message": {esc(r.message)}}}' for r in f.related) if f.related else ""
+        fixes = ", ".join(f'{{"title": {esc(x.title)}, "safe": {"true" if x.safe else "false"}}}'
+                          for x in f.fixes) if f.fixes else ""
         lines.append(f'{{"code": {esc(code)}, "rule": {rule}, "severity": {esc(f.severity)}, '
-                     f'"path": {esc(_rel(f.path, root))}, "line": {s.start_line + 1}, "column": {s.start_col + 1}, '
+                     f'"path": {path_json(f.path)}, "line": {s.start_line + 1}, "column": {s.start_col + 1}, '
                      f'"end_line": {s.end_line + 1}, "end_column": {s.end_col + 1}, "message": {esc(f.message)}, '
                      f'"related": [{related}], "fixes": [{fixes}]}}')
         counts[f.severity] = counts.get(f.severity, 0) + 1
