@@ -30,13 +30,13 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from .. import discovery as D
 from ..loader import is_within
 from ..check import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
-from ..markdown import split_frontmatter, structure
+from ..markdown import Structure, find_imports, split_frontmatter, structure
 from . import rule
 
 # Extensions a slash-less name must carry to be taken for a file name ("web.py", "README.md").
@@ -66,15 +66,26 @@ _CONTEXT_SKIP = re.compile(
     r"emits?|scaffold\w*|renam(?:e|ed|ing)|moved|delet(?:e|ed|ing)|remov(?:e|ed|ing)|split|replaced|"
     r"deprecated|formerly|no\s+longer|used\s+to|dropped|for\s+example|placeholder)\b|\be\.g\.|\bi\.e\."
 )  # matched against the lower-cased line
+# Substrings every match of _CONTEXT_SKIP contains: a few `in` tests rule out most lines faster than the regex.
+_CONTEXT_WORDS = ("creat", "generat", "output", "writ", "emit", "scaffold", "renam", "moved", "delet", "remov",
+                  "split", "replaced", "deprecated", "formerly", "longer", "used", "dropped", "example",
+                  "placeholder", "e.g.", "i.e.")
 
 _CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
+# The same matches (groups included) on a line where no two backticks touch, several times faster.
+_CODE_SPAN_1 = re.compile(r"(`)([^`\n]+)`")
 _LINK = re.compile(
     r"!?\[(?:[^\]\\]|\\.)*\]\(\s*(<[^>\n]*>|[^\s)]+)(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)"
 )
 _REF_DEF = re.compile(r"^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)")
 _URL = re.compile(r"<?\b[A-Za-z][A-Za-z0-9+.-]*://[^\s>)\]]*>?|\bwww\.[^\s)\]]+")
 _AT = re.compile(r"(?<![\w@.+-])@([A-Za-z0-9._~/-][^\s`'\"()<>\[\],;]*)")
-_BARE = re.compile(r"[^\s/.]*[/.]\S*")
+# A whitespace-delimited word holding a `/` or `.` (the lookbehind anchors it at the word's start: without it
+# the engine retries every position of every word, quadratic in the word's length).
+_BARE = re.compile(r"(?<!\S)[^\s/.]*[/.]\S*")
+# A dot starting an extension: every path a code span, mention or prose token can name has one or a `/`.
+_DOT_EXT = re.compile(r"\.[A-Za-z0-9]")
+_DOT_INSIDE = re.compile(r"\.\S")
 _LOWER_NAME = re.compile(r"^[a-z0-9_][a-z0-9_-]*$")
 _UPPER_NAME = re.compile(r"^[A-Z][A-Z0-9_-]+$")
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
@@ -161,7 +172,10 @@ class _Checker:
         self.root = ws.root
         self._names: _Names | None = None
         self._ignore = _root_gitignore(ws)
-        self._states: dict[tuple[str, str], str] = {}
+        self._states: dict[tuple[str, str, bool], str] = {}
+        self._root_str = str(ws.root)
+        self._ancestors: dict[str, list[_Base]] = {}
+        self._hints: dict[tuple[str, str, bool, bool], tuple[list[str], str, str | None]] = {}
 
     @property
     def names(self) -> _Names:
@@ -174,30 +188,34 @@ class _Checker:
         text = fi.text or ""
         if not text.strip():
             return
-        bases = self._bases(fi.path.parent, memory)
-        import_cols: set[tuple[int, int]] = set()
-        if not memory and "@" in text:  # the loader expands imports in instruction files, never in memory
-            prep = fi.prepared
-            import_cols = {(r.line - 1, r.col) for r in prep.imports + prep.skipped_imports}
-        for ref in _extract(text, import_cols):
+        fdir = fi.path.parent
+        bases = self._bases(fdir, memory)
+        where = str(fdir)
+        states = self._states
+        d = bases[0].abs
+        # the loader expands imports in instruction files, never in memory
+        for ref in _extract(text, _import_cols if not memory and "@" in text else frozenset()):
             path = self._candidate(ref, bases, memory, fi.kind)
             if path is None:
                 continue
-            state = self._state(path, bases, ref.kind == "link")
+            link = ref.kind == "link"
+            state = states.get((path, d, link))  # the bases are those of directory d
+            if state is None:
+                state = states[(path, d, link)] = self._resolve(path, bases, link)
             if state != "missing":
                 continue
-            yield self._finding(fi, ref, path, bases, memory)
+            yield self._finding(fi, ref, path, bases, memory, where)
 
     # -- which tokens are paths ------------------------------------------------------------------------
     def _bases(self, fdir: Path, memory: bool) -> list[_Base]:
         """Where a relative path may be anchored: the file's directory and its ancestors up to the root
         (memory files: the memory directory and the root)."""
         if memory:
-            return [_Base(str(fdir), None), _Base(str(self.root), "")]
-        out = []
-        for d in _ancestors(fdir, self.root):
-            rel = "" if d == self.root else d.relative_to(self.root).as_posix()
-            out.append(_Base(str(d), rel))
+            return [_Base(str(fdir), None), _Base(self._root_str, "")]
+        d = str(fdir)
+        out = self._ancestors.get(d)
+        if out is None:
+            out = self._ancestors[d] = _ancestor_bases(d, self._root_str)
         return out
 
     def _candidate(self, ref: _Ref, bases: list[_Base], memory: bool, kind: str) -> str | None:
@@ -249,10 +267,13 @@ class _Checker:
         names = self._names or self.names
         if r in names.paths:
             return True
-        if not probe:
-            return False
-        # The scan saw every directory it entered in full: below one of those, absence is certain. Anything
-        # else (symlinked directories, files created since the scan) is asked of the file system.
+        return self._on_disk(r) if probe else False
+
+    def _on_disk(self, r: str) -> bool:
+        """Whether root-relative ``r``, which the scan did not see, exists all the same. The scan saw every
+        directory it entered in full: below one of those, absence is certain. Anything else (symlinked
+        directories, files created since the scan) is asked of the file system."""
+        names = self._names or self.names
         parent = r.rpartition("/")[0]
         while parent and parent not in names.paths:
             parent = parent.rpartition("/")[0]
@@ -261,18 +282,22 @@ class _Checker:
         return os.path.exists(os.path.join(self.ws.root, r))
 
     # -- does it exist -----------------------------------------------------------------------------------
-    def _state(self, path: str, bases: list[_Base], link: bool) -> str:
-        """exists | missing | unverifiable (resolves outside the workspace) | ignored (gitignored)."""
-        key = (path, bases[0].abs, link)
-        got = self._states.get(key)
-        if got is None:
-            got = self._states[key] = self._resolve(path, bases, link)
-        return got
-
     def _resolve(self, path: str, bases: list[_Base], link: bool) -> str:
+        """exists | missing | unverifiable (resolves outside the workspace) | ignored (gitignored).
+        (`check_file` remembers the answer for the rest of the run.)"""
         clean = path.rstrip("/")
+        names = self.names
+        paths = names.paths
+        # Without `.`-led segments, `_exists_at` of a workspace base is a lookup of the joined string (the
+        # common case, inlined: this runs for every base of every distinct reference).
+        plain = not clean.startswith(".") and "/." not in clean
         inside = []
         for b in bases:
+            if plain and b.rel is not None:
+                if (f"{b.rel}/{clean}" if b.rel else clean) in paths:
+                    return "exists"
+                inside.append(b)
+                continue
             got = self._exists_at(b, clean)
             if got:
                 return "exists"
@@ -280,7 +305,6 @@ class _Checker:
                 inside.append(b)
         if not inside:
             return "unverifiable"
-        names = self.names
         segs = [s for s in clean.split("/") if s not in (".", "..")]
         name = segs[-1]
         has_slash = len(segs) > 1 or path.endswith("/")
@@ -292,10 +316,14 @@ class _Checker:
             tail = "/".join(segs)
             if any(r == tail or r.endswith("/" + tail) for r in tails):
                 return "exists"  # `handlers/users.py` for services/api/handlers/users.py
-        if any(self._exists_at(b, clean, probe=True) for b in inside):
-            return "exists"
+        for b in inside:
+            if plain and b.rel is not None:
+                if self._on_disk(f"{b.rel}/{clean}" if b.rel else clean):
+                    return "exists"
+            elif self._exists_at(b, clean, probe=True):
+                return "exists"
         if self._ignore is not None:
-            for b in {bases[0], bases[-1]}:
+            for b in (bases[0], bases[-1]) if len(bases) > 1 else bases:
                 if b.rel is None:
                     continue
                 rel = posixpath.normpath(posixpath.join(b.rel, clean)) if b.rel else posixpath.normpath(clean)
@@ -306,7 +334,28 @@ class _Checker:
         return "missing"
 
     # -- reporting ----------------------------------------------------------------------------------------
-    def _finding(self, fi: FileInfo, ref: _Ref, path: str, bases: list[_Base], memory: bool) -> Finding:
+    def _finding(self, fi: FileInfo, ref: _Ref, path: str, bases: list[_Base], memory: bool, where: str
+                 ) -> Finding:
+        # What a missing path suggests depends on the path, the directory of the file that names it (``where``)
+        # and whether it is a link: worked out once per directory and path.
+        key = (path, where, memory, ref.kind == "link")
+        got = self._hints.get(key)
+        if got is None:
+            got = self._hints[key] = self._hint(fi, ref, path, bases, memory)
+        cands, hint, new = got
+        span = Span(ref.line, ref.col, ref.line, ref.col + len(ref.text))
+        fixes = [] if new is None else [Fix(f"Replace with `{new}`", (Edit(fi.path, span, new),), safe=False)]
+        data = {"path": path, "candidates": cands[:10]}
+        if memory:
+            msg = f"This memory may be stale: `{ref.text}` no longer exists{hint}; update or delete the memory"
+            return Finding("CTX402", "warning", fi.path, span, msg, fixes=fixes, data=data)
+        msg = f"`{ref.text}` does not exist{hint}; point the reference at the right path or remove it"
+        return Finding("CTX401", "warning", fi.path, span, msg, fixes=fixes, data=data)
+
+    def _hint(self, fi: FileInfo, ref: _Ref, path: str, bases: list[_Base], memory: bool
+              ) -> tuple[list[str], str, str | None]:
+        """Where the missing ``path`` may have gone: (candidates, hint for the message, replacement text
+        for a fix or None)."""
         segs = [s for s in path.rstrip("/").split("/") if s not in (".", "..")]
         name = segs[-1]
         parent = path.rstrip("/").rpartition("/")[0]
@@ -325,13 +374,10 @@ class _Checker:
             if len(dirs) == 1 and (not parent or any(self._exists_at(b, parent) for b in bases)):
                 cands = [dirs[0] + "/"]
         hint = ""
-        fixes: list[Fix] = []
+        new = None
         if len(cands) == 1:
             new = self._rewrite(fi, ref, cands[0].rstrip("/"), cands[0].endswith("/"), memory)
             hint = f" (did it move to `{cands[0]}`?)"
-            fixes.append(Fix(f"Replace with `{new}`", (Edit(fi.path, Span(ref.line, ref.col, ref.line,
-                                                                           ref.col + len(ref.text)), new),),
-                             safe=False))
         elif cands:
             shown = ", ".join(f"`{c}`" for c in cands[:3]) + (", ..." if len(cands) > 3 else "")
             hint = f" (`{name}` exists at {shown})"
@@ -342,7 +388,9 @@ class _Checker:
                 for b in bases:
                     if b.rel is None:
                         continue
-                    r = posixpath.normpath(posixpath.join(b.rel, parent, stem))
+                    r = f"{b.rel}/{parent}/{stem}" if b.rel else f"{parent}/{stem}"
+                    if r.startswith(".") or "/." in r:  # else already normal (and normpath is slow)
+                        r = posixpath.normpath(r)
                     if r in names.dirset:
                         split = [r]
                         break
@@ -350,13 +398,7 @@ class _Checker:
                 split = names.dirs.get(stem, [])
             if len(split) == 1:
                 hint = f" (there is now a directory `{split[0]}/`: was it split up?)"
-        span = Span(ref.line, ref.col, ref.line, ref.col + len(ref.text))
-        data = {"path": path, "candidates": cands[:10]}
-        if memory:
-            msg = f"This memory may be stale: `{ref.text}` no longer exists{hint}; update or delete the memory"
-            return Finding("CTX402", "warning", fi.path, span, msg, fixes=fixes, data=data)
-        msg = f"`{ref.text}` does not exist{hint}; point the reference at the right path or remove it"
-        return Finding("CTX401", "warning", fi.path, span, msg, fixes=fixes, data=data)
+        return cands, hint, new
 
     def _rewrite(self, fi: FileInfo, ref: _Ref, cand: str, is_dir: bool, memory: bool) -> str:
         """The replacement text for a reference to ``cand`` (root-relative), written the way the file needs it."""
@@ -445,31 +487,48 @@ def _shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
 
 
 # ----------------------------------------------------------------------------------------------- extraction
-def _extract(text: str, import_cols: set[tuple[int, int]]) -> list[_Ref]:
-    """Path-like references of a markdown file, outside frontmatter, code blocks and HTML comments."""
+_FindImports = Callable[[str, Structure, int], "set[tuple[int, int]]"]
+
+
+def _import_cols(body: str, st: Structure, offset: int) -> set[tuple[int, int]]:
+    """(0-based line, column of the `@`) of the imports of a file (live or in code): what `prepare()` finds,
+    from the structure `_extract` has at hand (preparing the whole file costs several times more)."""
+    live, dead = find_imports(body.splitlines(), st, offset)
+    return {(r.line - 1, r.col) for r in live + dead}
+
+
+def _extract(text: str, import_cols: set[tuple[int, int]] | frozenset[tuple[int, int]] | _FindImports) -> list[_Ref]:
+    """Path-like references of a markdown file, outside frontmatter, code blocks and HTML comments.
+    ``import_cols``: where the file's imports are (see `_import_cols`), or how to find them when needed."""
     fm, body = split_frontmatter(text)
     offset = fm.end_line
     st = structure(body)
-    lines = body.split("\n")
     skip = st.code_lines | st.comment_lines
-    if _INDENTED_BLOCK.search(body):  # the fast scanner sees fences only; indented code needs CommonMark
+    # The fast scanner sees fences only; indented code needs CommonMark. (The `in` tests are a cheap necessary
+    # condition of the regex.)
+    if ("\n    " in body or "\n\t" in body) and _INDENTED_BLOCK.search("\n" + body):
         skip = skip | _indented_code(body)
     out: list[_Ref] = []
-    for i, line in enumerate(lines):
+    for i, line in enumerate(body.split("\n")):
+        if "/" not in line:
+            # Without a `/`, a path needs an extension (`web.py`), except a link target (`[x](notes)`).
+            if "." not in line.rstrip(" \r.:!?"):
+                continue
+            if "[" not in line and not _DOT_EXT.search(line):
+                continue
         if i in skip:
             continue
-        if "/" not in line:
-            core = line.rstrip(" \r.:!?")
-            if "." not in core:
-                continue
+        n = i + offset
         toks = _line_tokens(line[:-1] if line.endswith("\r") else line)
         if not toks:
             continue
-        n = i + offset
         seen: set[str] = set()
         for col, tok, kind, at in toks:
-            if at >= 0 and (n, at) in import_cols:
-                continue  # an @import: the imports family's
+            if at >= 0:
+                if callable(import_cols):  # found at the first mention
+                    import_cols = import_cols(body, st, offset)
+                if (n, at) in import_cols:
+                    continue  # an @import: the imports family's
             key = tok.rstrip("/")
             if key not in seen:
                 seen.add(key)
@@ -484,6 +543,12 @@ _Tok = tuple[int, str, str, int]
 @lru_cache(maxsize=65536)
 def _line_tokens(line: str) -> tuple[_Tok, ...]:
     """Candidate references of one line (cached: instruction files repeat lines a lot)."""
+    low = line.lower()
+    for w in _CONTEXT_WORDS:
+        if w in low:
+            if _CONTEXT_SKIP.search(low):
+                return ()  # a line about creating or removing things: nothing it names is checked
+            break
     out: list[_Tok] = []
     cur = line
 
@@ -492,7 +557,7 @@ def _line_tokens(line: str) -> tuple[_Tok, ...]:
 
     # 1. code spans: a single token is a path candidate; anything with whitespace is a command
     if "`" in cur:
-        for m in _CODE_SPAN.finditer(line):
+        for m in (_CODE_SPAN if "``" in line else _CODE_SPAN_1).finditer(line):
             cur = mask(cur, m.start(), m.end())
             content, start = m.group(2), m.start(2)
             if content.startswith(" ") and content.endswith(" ") and content.strip():
@@ -521,13 +586,12 @@ def _line_tokens(line: str) -> tuple[_Tok, ...]:
         for m in list(_AT.finditer(cur)):
             cur = mask(cur, m.start(), m.end())
             _token(out, m.group(1), m.start(1), "at", m.start())
-    # 4. bare tokens
-    for m in _BARE.finditer(cur):
-        tok = m.group(0)
-        if "@" not in tok and "`" not in tok:
-            _token(out, tok, m.start(), "bare")
-    if out and _CONTEXT_SKIP.search(line.lower()):
-        return ()
+    # 4. bare tokens: one survives `_token`'s stripping only with a `/` or a dot inside (not a sentence's end)
+    if "/" in cur or _DOT_INSIDE.search(cur):
+        for m in _BARE.finditer(cur):
+            tok = m.group(0)
+            if "@" not in tok and "`" not in tok:
+                _token(out, tok, m.start(), "bare")
     return tuple(out)
 
 
@@ -555,7 +619,9 @@ def _token(out: list[_Tok], tok: str, col: int, kind: str, at: int = -1) -> None
         out.append((col, tok, kind, at))
 
 
-_INDENTED_BLOCK = re.compile(r"(?:^|\n)[ \t]*\n(?: {4}|\t)[ \t]*\S")
+# A blank line, then an indented one: searched in "\n" + body, so that the body's start counts as a line start
+# (a pattern led by a literal "\n" is searched ten times faster than one led by `(?:^|\n)`).
+_INDENTED_BLOCK = re.compile(r"\n[ \t]*\n(?: {4}|\t)[ \t]*\S")
 
 
 def _indented_code(body: str) -> frozenset[int]:
@@ -574,14 +640,20 @@ def _indented_code(body: str) -> frozenset[int]:
 
 
 # ----------------------------------------------------------------------------------------------- helpers
-def _ancestors(d: Path, root: Path) -> list[Path]:
-    """``d`` and every directory up to ``root`` (just ``root`` when ``d`` is outside it)."""
-    if not is_within(d, root):
-        return [root]
-    out = [d]
-    while d != root and d.parent != d:
-        d = d.parent
-        out.append(d)
+def _ancestor_bases(d: str, root: str) -> list[_Base]:
+    """Bases of directory ``d`` and every directory up to ``root`` (just ``root`` when ``d`` is outside it).
+    Both are normalised absolute paths; plain string operations (pathlib is slow at this rate)."""
+    if not _within_str(d, root):
+        return [_Base(root, "")]
+    prefix = root if root.endswith(os.sep) else root + os.sep
+    out = []
+    while d != root:
+        out.append(_Base(d, d[len(prefix):].replace(os.sep, "/")))
+        parent = os.path.dirname(d)
+        if parent == d:
+            return out
+        d = parent
+    out.append(_Base(root, ""))
     return out
 
 
