@@ -91,8 +91,10 @@ _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _INDENTED_AT_RE = re.compile(r"^(?: {4}|\t).*@", re.MULTILINE)
 
 
+@lru_cache(maxsize=4096)
 def structure(body: str) -> Structure:
-    """Code and comment lines of a markdown body.
+    """Code and comment lines of a markdown body (cached by content, like `prepare`: the loader and several
+    rules ask for the same bodies; a `Structure` is immutable).
 
     Most instruction files need no full parse: a line scanner finds fences and block comments exactly as
     CommonMark does for top-level blocks.  Indented code blocks and blocks nested in lists are where the two
