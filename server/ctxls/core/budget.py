@@ -197,9 +197,10 @@ def prefetch_tokens(index: WorkspaceIndex, settings: Settings, fs: FileSystem, c
     counter.prefetch(startup_texts(index, settings, fs))
 
 
-def startup_texts(index: WorkspaceIndex, settings: Settings, fs: FileSystem) -> list[str]:
+def startup_texts(index: WorkspaceIndex, settings: Settings, fs: FileSystem, contents: bool = False) -> list[str]:
     """The startup renderings of every instruction file of the workspace and of what each imports: what the
-    directory sessions will ask the token counter for."""
+    directory sessions will ask the token counter for. With ``contents``, each file's own preprocessed content
+    too (what the per-file budget, CTX101, weighs)."""
     texts = []
     for src in index.sources:
         if src.kind not in (CLAUDE_MD, CLAUDE_LOCAL_MD, RULE, AGENTS_MD):
@@ -212,6 +213,8 @@ def startup_texts(index: WorkspaceIndex, settings: Settings, fs: FileSystem) -> 
             continue
         tier = "Local" if src.kind == CLAUDE_LOCAL_MD else "Project"  # imports render with their parent's tier
         texts.append(render_file(src.path, tier, prep.content, False))
+        if contents:
+            texts.append(prep.content)
         for ref in prep.imports:
             target = resolve_import(src.path, ref.path, settings.home)
             t = fs.read(target, settings.max_file_bytes) if fs.is_file(target) else None

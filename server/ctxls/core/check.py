@@ -490,14 +490,15 @@ def _run_split(ws: Workspace, selected: list[str]) -> dict[str, tuple[list[Findi
         _encoder()
     except Exception:  # the rules that count tokens report it, one by one, as in a serial run
         pass
-    # The sessions this side builds first ask for the startup renderings of every instruction file: the
-    # child counts half of them (by size) and sends the counts back before it starts on its rules.
+    # The sessions this side builds first ask for the startup renderings of every instruction file, and the
+    # file budget (CTX101) for each one's content: the child counts half of them (by size) and sends the
+    # counts back before it starts on its rules.
     mine: dict[str, str] = {}
     given: dict[str, str] = {}
     if not ws._sessions and not ws._prefetched:
         from .budget import startup_texts
 
-        todo = ws.counter.missing(startup_texts(ws.index, ws.settings, ws.fs))
+        todo = ws.counter.missing(startup_texts(ws.index, ws.settings, ws.fs, contents="CTX101" in ours))
         if sum(map(len, todo.values())) >= _SPLIT_TOKENIZE_CHARS:
             mine, given = _halves(todo)
         else:
