@@ -135,3 +135,43 @@ def test_scan_skips_vendor_dirs_and_optionally_gitignored(tmp_path: Path) -> Non
     assert sorted(s.path.relative_to(tmp_path).as_posix() for s in ignoring.sources) == [
         ".claude/skills/s/SKILL.md", "CLAUDE.md"]
     assert {s.kind for s in plain.sources} == {"skill", "claude_md"}
+
+
+@pytest.mark.parametrize("tier", ["project", "user"])
+def test_a_rules_scan_shared_by_sessions_follows_edits(tmp_path: Path, tier: str) -> None:
+    """The rules of a directory are scanned once per snapshot for every session (user rules: each with its own
+    start directory as the `paths:` base); an edit to a rule's frontmatter must still reach every session."""
+    from ctxls.core.tokens import TokenCounter
+
+    repo, home = tmp_path / "repo", tmp_path / "home"
+    (repo / "a" / "b").mkdir(parents=True)
+    (repo / ".git").mkdir()
+    (repo / "CLAUDE.md").write_text("# Root\n- be brief\n")
+    rules = (repo / ".claude" / "rules") if tier == "project" else (home / ".claude" / "rules")
+    rules.mkdir(parents=True)
+    rule = rules / "style.md"
+    rule.write_text("# Style\n- tabs, not spaces\n")
+    settings = Settings(home=home, ceiling=tmp_path, managed_dir=tmp_path / "managed")
+    fs, counter = FileSystem(), TokenCounter()
+
+    def loads_rule(start: Path) -> bool:
+        s = load_session(start, (), settings, root=repo, fs=fs, counter=counter)
+        return any(b.source == rule and b.startup for b in s.blocks)
+
+    starts = [repo, repo / "a", repo / "a" / "b"]
+    assert all(loads_rule(d) for d in starts)
+    rule.write_text("---\npaths: ['src/**']\n---\n# Style\n- tabs, not spaces\n")
+    fs.changed(rule, structural=False)
+    assert not any(loads_rule(d) for d in starts)
+    # One scan, rebased per session: a user rule's `paths:` are relative to where the session starts, a
+    # project rule's to the directory holding its `.claude/`.
+    rule.write_text("---\npaths: ['a/**']\n---\n# Style\n- tabs, not spaces\n")
+    fs.changed(rule, structural=False)
+    (repo / "a" / "f.py").write_text("x = 1\n")
+
+    def on_touch(start: Path) -> bool:
+        s = load_session(start, (repo / "a" / "f.py",), settings, root=repo, fs=fs, counter=counter)
+        return any(b.source == rule and not b.startup for b in s.blocks)
+
+    assert on_touch(repo)
+    assert on_touch(repo / "a") == (tier == "project")

@@ -117,7 +117,7 @@ class FileSystem:
             self._memo_base = None
             return
         if ".claude" in path.parts:
-            for k in [k for k in self.memo if k[0] in ("rules", "skills")]:
+            for k in [k for k in self.memo if k[0] in ("rules", "rules-scan", "skills")]:
                 del self.memo[k]
 
     def invalidate(self, path: Path | None = None) -> None:

@@ -403,11 +403,22 @@ class ClaudeCodeLoader:
         key = ("rules", root, base, tier, self.settings.paths_md_root_only)
         got = self.fs.memo.get(key)
         if got is None:
-            got = self.fs.memo[key] = self._scan_rules(root, base, tier)
+            # The scan does not depend on the base (user and managed rules take the start directory's): one
+            # scan per directory, the rules rebased for each base.
+            scan_key = ("rules-scan", root, tier, self.settings.paths_md_root_only)
+            scanned = self.fs.memo.get(scan_key)
+            if scanned is None:
+                scanned = self.fs.memo[scan_key] = self._scan_rules(root, base, tier)
+            rules, unlisted = scanned
+            for d, reason in unlisted:  # reported by each session that scans, as when each scanned itself
+                self._skip(d, reason, M.STARTUP, M.RULE)
+            got = self.fs.memo[key] = [r if r.base == base else dataclasses.replace(r, base=base) for r in rules]
         return got
 
-    def _scan_rules(self, root: Path, base: Path, tier: str) -> list[_Rule]:
+    def _scan_rules(self, root: Path, base: Path, tier: str) -> tuple[list[_Rule], list[tuple[Path, str]]]:
+        """The rules under ``root``, and the directories that could not be listed (with the reason)."""
         found: list[Path] = []
+        unlisted: list[tuple[Path, str]] = []
         seen: set[str] = set()
         stack = [root]
         while stack:
@@ -419,7 +430,7 @@ class ClaudeCodeLoader:
             try:
                 entries = list(os.scandir(d))
             except OSError as exc:
-                self._skip(d, f"cannot list rules directory: {exc.strerror or exc}", M.STARTUP, M.RULE)
+                unlisted.append((d, f"cannot list rules directory: {exc.strerror or exc}"))
                 continue
             for e in entries:
                 p = Path(e.path)
@@ -441,7 +452,7 @@ class ClaudeCodeLoader:
                 fm_error = prep.frontmatter.error
                 globs = parse_paths(data.get("paths"), self.settings.paths_md_root_only)
             rules.append(_Rule(p, base, globs, tier, fm_error))
-        return rules
+        return rules, unlisted
 
     def _rule_matches(self, rule: _Rule, target: Path) -> bool:
         if not is_within(target, rule.base):
