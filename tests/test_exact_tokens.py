@@ -87,3 +87,21 @@ def test_cli_exact_mode_end_to_end(api: str, tmp_path: Path) -> None:
     rendered = next(b for b in json.loads(text.stdout)["blocks"] if b["source"] == "CLAUDE.md")["text"]
     assert claude["tokens"] == len(rendered.split())
     assert (tmp_path / "demo" / "repo" / ".ctxls" / "cache" / "tokens-default-exact.json").is_file()
+
+
+def test_check_exact_never_reuses_an_estimated_report(api: str, tmp_path: Path) -> None:
+    """The stored report of an estimated run must not answer an --exact run (the counts differ), and an exact
+    run stores nothing a later estimated run could print."""
+    shutil.copytree(DEMO, tmp_path / "demo", ignore=shutil.ignore_patterns(".ctxls"))
+    repo = tmp_path / "demo" / "repo"
+    env = {**os.environ, "ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": api}
+    base = [sys.executable, "-m", "ctxls", "check", str(repo), "--format", "json"]
+    first = subprocess.run(base, capture_output=True, text=True, env=env, timeout=60)
+    assert first.returncode in (0, 1), first.stderr
+    assert StandIn.calls == []
+    exact = subprocess.run(base + ["--exact"], capture_output=True, text=True, env=env, timeout=60)
+    assert exact.returncode in (0, 1), exact.stderr
+    # one call is the counter's start-up probe; counting the workspace takes more
+    assert len(StandIn.calls) > 1, "the exact run printed the stored estimated report instead of counting"
+    again = subprocess.run(base, capture_output=True, text=True, env=env, timeout=60)
+    assert again.stdout == first.stdout

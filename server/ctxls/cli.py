@@ -310,7 +310,8 @@ def cmd_check(args) -> int:
     from .core import resultcache as RC
 
     cache_key = RC.key_of(__version__, repr(settings), repr(config), sorted(known), [str(p) for p in paths])
-    results = RC.ResultCache(None if args.no_cache else root / ".ctxls" / "cache" / "check.json")
+    # Exact counts come from the provider at run time: such a run neither reuses nor stores a report.
+    results = RC.ResultCache(None if args.no_cache or args.exact else root / ".ctxls" / "cache" / "check.json")
     if results.path is not None:  # create it now: creating it after the scan would change the root's mtime
         try:
             results.path.parent.mkdir(parents=True, exist_ok=True)
