@@ -203,3 +203,93 @@ def test_near_duplicate_graph_equals_brute_force(tmp_path: Path) -> None:
         got = {frozenset((a, b)) for a, nb in an.similar.items() for b in nb}
         assert want, "the generated repo has near duplicates"
         assert got == want
+
+
+# ------------------------------------------------------------------------------------------ fast paths
+# Each shortcut of the build gives what the plain version it replaces gives.
+
+def test_chunked_normalisation_equals_normalise() -> None:
+    import random
+
+    r = random.Random(7)
+    alphabet = "aZk_ \t\u00a0\u2003\x1cΣİ'./@+#:=-<!-->`*~()[]019²"
+    texts = ["Run **`pnpm test`** before __init__ and _x_ (see <!-- a b --> docs/x.md).", "ΣΑΣ σ", ""]
+    texts += ["".join(r.choice(alphabet) for _ in range(r.randint(0, 30))) for _ in range(20_000)]
+    for text in texts:
+        words = D.normalise(text)
+        assert D._normalised(text) == (len(words), " ".join(words), D.content_words(words)), repr(text)
+
+
+def test_sentence_end_check_equals_pattern() -> None:
+    import random
+    import re
+
+    pattern = re.compile(r"[.!?:][*_`)\"']* *$")
+    r = random.Random(8)
+    for _ in range(50_000):
+        text = "".join(r.choice(".!?:*_`)\"' a\t\r") for _ in range(r.randint(0, 8)))
+        assert D._ends_sentence(text) == bool(pattern.search(text)), repr(text)
+
+
+def test_list_item_shortcut() -> None:
+    text = "1 plain text with words\n- an item with four words\n-  two spaces before text\n* star item words here\n"
+    units = D.extract_units(text, min_words=1)
+    assert [(u.key, u.col) for u in units] == [
+        ("1 plain text with words", 0), ("an item with four words", 0), ("two spaces before text", 0),
+        ("star item words here", 0)]
+    assert D.extract_units("- - -\n---\n- \u00a0x y z w\n", min_words=1)[0].key == "x y z w"
+
+
+def _assert_matches_as_resolved(an: D._Analysis) -> None:
+    """The matches `build` made group by group are the ones `_resolve` makes unit by unit."""
+    want = {}
+    for units in an.units_of:
+        for u in units:
+            v = an._exact_partner(u)
+            if v is not None:
+                want[u.uid] = (v.uid, True, 1.0)
+            elif u.uid in an.similar:  # the most similar earlier neighbour; ties: the one that loads first
+                here = (an.files[u.fid].pos, u.start)
+                ranked = []
+                for vid, sim in an.similar[u.uid].items():
+                    place = (an.files[an.by_uid[vid].fid].pos, an.by_uid[vid].start)
+                    if place < here:
+                        ranked.append(((-sim, *place), vid, sim))
+                if ranked:
+                    _, vid, sim = min(ranked)
+                    want[u.uid] = (vid, False, sim)
+    assert {uid: (m.earlier.uid, m.exact, m.similarity) for uid, m in an.matches.items()} == want
+
+
+def test_build_matches_equal_unit_by_unit_resolution(tmp_path: Path) -> None:
+    a = "- Always run the whole test suite before pushing.\n"
+    b = "- Database migrations MUST be reversible in every service.\n"
+    c = "- Keep request handlers small and move helpers into lib.\n  - nested detail here\n"
+    d = "- Database migrations should be reversible in every service.\n"
+    files = {
+        "CLAUDE.md": a + b + c,
+        "CLAUDE.local.md": a + d,
+        "AGENTS.md": b + a,
+        "a/CLAUDE.md": c + a + d + a + b,
+        "a/b/CLAUDE.md": c + b + d + c,
+        "a/b/AGENTS.md": a + b,
+        "z/CLAUDE.md": d + a,
+    }
+    ws = make_ws(tmp_path, files)
+    an = D._analyse(ws)
+    assert sum(m.exact for m in an.matches.values()) >= 5 and any(not m.exact for m in an.matches.values())
+    _assert_matches_as_resolved(an)
+
+
+def test_build_matches_equal_unit_by_unit_resolution_on_a_generated_repo(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    repo, home = tmp_path / "repo", tmp_path / "home"
+    gen = Path(__file__).resolve().parent.parent / "bench" / "gen_monorepo.py"
+    subprocess.run([sys.executable, str(gen), str(repo), "--home", str(home), "--files", "200", "--dirs", "25",
+                    "--claude", "40", "--skills", "5"], check=True, stdout=subprocess.DEVNULL)
+    ws = Workspace(repo, Settings(home=home, ceiling=tmp_path, managed_dir=tmp_path / "managed"), CheckConfig())
+    an = D._Analysis.build(*D._inputs(ws, 4), 0.8, 4)
+    assert an.matches
+    _assert_matches_as_resolved(an)

@@ -24,8 +24,9 @@ startup session's block order; lines in file order), with the earlier copy as re
 Speed: exact duplicates are grouped by key.  Near-duplicate candidates come from prefix filtering (ppjoin: units
 in size order, each indexed under its rarest content words, the minimum a pair at the threshold must share,
 plus a positional bound), and only between files that load together in at least one startup session
-(`Workspace.loads_in`), so nothing is compared all-against-all.  Both rules share one analysis per workspace,
-and units are cached per file content.
+(`Workspace.loads_in`), so nothing is compared all-against-all; the copies of one unit in several files probe
+once, as one.  Both rules share one analysis per workspace, and units are cached per file content (their words
+per text, and per whitespace-separated chunk).
 
 Incremental: a long-lived file-system snapshot (the language server's) keeps the analysis, and after edits that
 leave the load order alone it is updated rather than rebuilt: only the edited files' units are redone (units
@@ -42,10 +43,8 @@ import math
 import os
 import re
 import weakref
-from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain
 from operator import itemgetter
 from pathlib import Path
 
@@ -83,7 +82,6 @@ _SETEXT_RE = re.compile(r"^ {0,3}(?:=+|-+) *$")
 _HR_RE = re.compile(r"^ {0,3}(?:(?:\* *){3,}|(?:- *){3,}|(?:_ *){3,})$")
 _TABLE_SEP_RE = re.compile(r"^ *\|? *:?-+:? *(?:\| *:?-+:? *)*\|? *$")
 _QUOTE_RE = re.compile(r"^ {0,3}(?:> ?)+")
-_SENTENCE_END_RE = re.compile(r"[.!?:][*_`)\"']* *$")
 
 TEXT_SUFFIXES = frozenset({"", ".md", ".markdown", ".mdx", ".txt"})
 LOADED_KINDS = frozenset({M.CLAUDE_MD, M.AGENTS_MD, M.RULE, M.IMPORT, M.AUTO_MEMORY})
@@ -129,7 +127,7 @@ class _Unit:
     """A list item with nested content below it: deleting it would re-parent that content."""
 
 
-@dataclass
+@dataclass(slots=True)
 class _Match:
     later: _Unit
     earlier: _Unit
@@ -187,9 +185,40 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
 
+def _ends_sentence(text: str) -> bool:
+    """``re.search(r"[.!?:][*_`)\"']* *$", text)`` (a stripped line), without trying every position."""
+    text = text.rstrip(" ").rstrip("*_`)\"'")
+    return text[-1:] in (".", "!", "?", ":")
+
+
 UnitRow = tuple  # (start, end, col, key, words, nested)
 _NORM: dict[str, tuple[int, str, frozenset]] = {}
 """Unit text -> (word count, key, content words): instruction files repeat themselves a lot."""
+_CHUNKS: dict[str, tuple[list[str], list[str]]] = {}
+"""Lower-cased whitespace-separated chunk -> (its words, its content words)."""
+
+
+def _normalised(text: str) -> tuple[int, str, frozenset]:
+    """``(len(words), " ".join(words), content_words(words))`` for ``words = normalise(text)``, computed chunk by
+    chunk: no word, underscore run or lookaround of the patterns spans whitespace (none of their characters is
+    whitespace), so the words of a text are its whitespace-separated chunks' words in turn, and chunks repeat far
+    more than texts do."""
+    if "<!--" in text:
+        text = _INLINE_COMMENT_RE.sub(" ", text)
+    chunks = _CHUNKS
+    if len(chunks) > 100_000:
+        chunks.clear()
+    words: list[str] = []
+    content: list[str] = []
+    for chunk in text.lower().split():
+        got = chunks.get(chunk)
+        if got is None:
+            c = _UNDERSCORE_EMPH_RE.sub(" ", chunk) if "_" in chunk else chunk
+            ws = _TOKEN_RE.findall(c)
+            got = chunks[chunk] = (ws, [w for w in ws if w not in STOP_WORDS and not w[0].isdigit()])
+        words += got[0]
+        content += got[1]
+    return len(words), " ".join(words), frozenset(content)
 
 
 @lru_cache(maxsize=4096)
@@ -234,13 +263,16 @@ def _units(lines: list[str], first: int, last: int, skip: set[int], min_words: i
                     blocks.append(tuple(cur))
                     cur = None
                 continue
-            if c in "-=" and _SETEXT_RE.match(raw):
+            # A setext underline or a thematic break ends with the character it starts with: list items and
+            # most other lines skip both patterns.
+            rule_like = stripped[-1] == c
+            if rule_like and c in "-=" and _SETEXT_RE.match(raw):
                 if cur is not None and cur[0] == "para":
                     cur = None  # the paragraph was a setext heading
                     continue
                 if c == "=":
                     continue
-            if c in "-*_" and _HR_RE.match(raw):
+            if rule_like and c in "-*_" and _HR_RE.match(raw):
                 if cur is not None:
                     blocks.append(tuple(cur))
                     cur = None
@@ -255,6 +287,11 @@ def _units(lines: list[str], first: int, last: int, skip: set[int], min_words: i
                     blocks.pop()  # the header row: column labels, not an instruction
                 continue
         if c in "-*+" or c.isdigit():
+            if raw[1:2] == " " and raw[0] == c and c in "-*+" and raw[2:3] != " ":  # "- text": `_ITEM_RE`'s way
+                if cur is not None:
+                    blocks.append(tuple(cur))
+                cur = ["item", i, i, [raw[2:]], 0]
+                continue
             m = _ITEM_RE.match(raw)
             if m:
                 if cur is not None:
@@ -270,29 +307,33 @@ def _units(lines: list[str], first: int, last: int, skip: set[int], min_words: i
         blocks.append(tuple(cur))
 
     out: list[UnitRow] = []
+    norm = _NORM
+    if len(norm) > 100_000:
+        norm.clear()
+    n_lines = len(lines)
     for kind, start, end, texts, ind in blocks:
-        if kind == "para" and len(texts) > 1 and all(_SENTENCE_END_RE.search(t) for t in texts):
+        if kind == "para" and len(texts) > 1 and all(_ends_sentence(t) for t in texts):
             parts = [(start + k, start + k, t) for k, t in enumerate(texts)]
         else:
-            parts = [(start, end, " ".join(texts))]
+            parts = ((start, end, " ".join(texts)),)
         for s, e, text in parts:
             if "@" in text and _IMPORT_RE.search(text):
                 continue  # an @import line: the import rules own it
-            got = _NORM.get(text)
+            got = norm.get(text)
             if got is None:
-                if len(_NORM) > 100_000:
-                    _NORM.clear()
-                words = normalise(text)
-                got = _NORM[text] = (len(words), " ".join(words), content_words(words))
+                got = norm[text] = _normalised(text)
             if got[0] < min_words:
                 continue
             nested = False
-            if kind == "item":
+            if kind == "item" and e + 1 < n_lines:
                 j = e + 1
-                while j < len(lines) and not lines[j].strip():
-                    j += 1
-                nested = j < len(lines) and _indent(lines[j].replace("\t", "    ")) > ind
-            out.append((s, e, len(lines[s]) - len(lines[s].lstrip()), got[1], got[2], nested))
+                nxt = lines[j]
+                if not nxt or nxt[0].isspace():  # (a line starting with anything else is not nested)
+                    while j < n_lines and not lines[j].strip():
+                        j += 1
+                    nested = j < n_lines and _indent(lines[j].replace("\t", "    ")) > ind
+            line = lines[s]
+            out.append((s, e, len(line) - len(line.lstrip()), got[1], got[2], nested))
     return out
 
 
@@ -463,62 +504,132 @@ class _Analysis:
         for f in an.files:
             f.pos = pos[f.fid]
         an._link_all()
-        for units in an.units_of:
-            for u in units:
-                an._resolve(u)
+        # Each unit's match, as `_resolve` makes it (nothing to forget yet): an exact duplicate, else a near one.
+        matches, by_uid = an.matches, an.by_uid
+        for uid, v in an._exact_partners().items():
+            matches[uid] = _Match(by_uid[uid], v, True, 1.0)
+        for uid in an.similar:
+            if uid not in matches:
+                u = by_uid[uid]
+                got = an._near_partner(u)
+                if got is not None:
+                    matches[uid] = _Match(u, got[0], False, got[1])
         return an
 
     def _new_units(self, fid: int, rows) -> list[_Unit]:
-        out = []
-        for row in rows:
-            u = _Unit(self._next_uid, fid, *row)
-            self._next_uid += 1
-            self.by_uid[u.uid] = u
-            self.groups.setdefault(u.key, {}).setdefault(fid, []).append(u)
-            out.append(u)
+        first = self._next_uid
+        out = [_Unit(first + i, fid, *row) for i, row in enumerate(rows)]
+        self._next_uid = first + len(out)
+        by_uid, groups = self.by_uid, self.groups
+        for u in out:
+            by_uid[u.uid] = u
+            by_file = groups.get(u.key)
+            if by_file is None:
+                groups[u.key] = {fid: [u]}
+            elif fid in by_file:
+                by_file[fid].append(u)
+            else:
+                by_file[fid] = [u]
         return out
 
     def _link_all(self) -> None:
         """Near duplicates by prefix filtering (ppjoin: representatives in size order, each probing with the
         prefix of its rarest words a pair at the threshold must share, indexing the prefix a shorter one must
-        share, positional filter), restricted to co-loading files: every pair at or above the threshold."""
-        cand = sorted((u for reps in self.reps_of for u in reps.values()), key=lambda u: (len(u.words), u.uid))
-        df = Counter(chain.from_iterable(u.words for u in cand))
+        share, positional filter), restricted to co-loading files: every pair at or above the threshold.
+
+        The representatives of one key (copies of an instruction in several files) have the same words, so they
+        probe as one class: once, in the files any of them loads with, each other key met is compared once, and
+        a pair found is linked to the members that load with its file (co-loading is symmetric)."""
+        classes: dict[str, dict[int, _Unit]] = {}  # key -> file -> its representative
+        for reps in self.reps_of:
+            for k, u in reps.items():
+                got = classes.get(k)
+                if got is None:
+                    classes[k] = {u.fid: u}
+                else:
+                    got[u.fid] = u
+        df: dict[str, int] = {}  # word -> how many representatives have it
+        for members in classes.values():
+            c = len(members)
+            for w in next(iter(members.values())).words:
+                df[w] = df.get(w, 0) + c
         rank_of = {w: i for i, (w, _) in enumerate(sorted(df.items(), key=lambda kv: (kv[1], kv[0])))}
+        firsts = sorted(((next(iter(m.values())), m) for m in classes.values()),
+                        key=lambda um: (len(um[0].words), um[0].uid))
+        # word -> file -> (representative, position of the word in its order, its size), in size order
         index: dict[str, dict[int, list[tuple[_Unit, int, int]]]] = {}
         t = self.threshold
         ratio = t / (1 + t)
         index_fraction = 2 * t / (1 + t)
         ceil = math.ceil
-        for u in cand:
-            words, key = u.words, u.key
+        similar = self.similar
+        coload = self.coload
+        # size -> (least size of a match, shared words needed per size up to it, probe and index prefixes)
+        needs: dict[int, tuple] = {}
+        for first, members in firsts:
+            words = first.words
             toks = sorted(words, key=rank_of.__getitem__)
             n = len(toks)
-            co = self.coload[u.fid]
-            lo = t * n - 1e-9
-            checked: set[int] = set()
-            for i in range(min(n, n - math.ceil(t * n - 1e-9) + 1)):
+            got = needs.get(n)
+            if got is None:  # |A ∩ B| >= t/(1+t) (|A| + |B|)  <=>  J >= t, for each |B| <= |A|
+                got = needs[n] = (t * n - 1e-9, [ceil(ratio * (n + m) - 1e-9) for m in range(n + 1)],
+                                  range(min(n, n - ceil(t * n - 1e-9) + 1)),
+                                  range(min(n, n - ceil(index_fraction * n - 1e-9) + 1)))
+            lo, need_of, probe, indexed = got
+            single = len(members) == 1
+            near = coload[first.fid] if single else set().union(*[coload[f] for f in members])
+            owners: dict[int, list[_Unit]] = {}  # file -> the members that load with it
+            verdict: dict[str, float] = {}  # other key -> similarity, 0.0 below the threshold
+            for i in probe:
                 bucket = index.get(toks[i])
                 if bucket is None:
                     continue
-                fids = [f for f in co if f in bucket] if len(co) < len(bucket) else [f for f in bucket if f in co]
-                for fid in fids:
-                    for v, j, m in bucket[fid]:
-                        if m < lo or v.key == key:
-                            continue  # exact copies are CTX201's (groups), not near duplicates
+                left = n - i
+                for g in bucket.keys() & near:
+                    for v, j, m in bucket[g]:
+                        if m < lo:
+                            continue
+                        sim = verdict.get(v.key)
+                        if sim is None:
+                            # Decided where the key is first met: the first shared prefix word is the first
+                            # shared word overall (the positional filter's premise), the same for all its copies.
+                            need = need_of[m]
+                            if left < need or m - j < need:
+                                sim = 0.0  # positional filter: too few words left to reach the threshold
+                            else:
+                                inter = len(words & v.words)
+                                sim = inter / (n + m - inter) if inter >= need else 0.0
+                            verdict[v.key] = sim
+                        if not sim:
+                            continue
+                        if single:
+                            us = members.values()
+                        else:
+                            us = owners.get(g)
+                            if us is None:
+                                us = owners[g] = [members[f] for f in members.keys() & coload[g]]
                         vid = v.uid
-                        if vid in checked:
-                            continue
-                        checked.add(vid)  # the first shared prefix word is the first shared word overall
-                        need = ceil(ratio * (n + m) - 1e-9)  # |A ∩ B| >= t/(1+t) (|A| + |B|)  <=>  J >= t
-                        if 1 + (n - i - 1 if n - i < m - j else m - j - 1) < need:
-                            continue  # positional filter: too few words left to reach the threshold
-                        inter = len(words & v.words)
-                        if inter < need:
-                            continue
-                        self._link(u, v, inter / (n + m - inter))
-            for j in range(min(n, n - math.ceil(index_fraction * n - 1e-9) + 1)):
-                index.setdefault(toks[j], {}).setdefault(u.fid, []).append((u, j, n))
+                        nb = similar.get(vid)
+                        if nb is None:
+                            nb = similar[vid] = {}
+                        for u in us:  # (a copy met again under a later prefix word is linked again: no change)
+                            nb[u.uid] = sim
+                            mine = similar.get(u.uid)
+                            if mine is None:
+                                similar[u.uid] = {vid: sim}
+                            else:
+                                mine[vid] = sim
+            # Indexed after probing: a key never meets itself (exact copies are CTX201's, not near duplicates).
+            for j in indexed:
+                bucket = index.get(toks[j])
+                if bucket is None:
+                    bucket = index[toks[j]] = {}
+                for fid, u in members.items():
+                    entries = bucket.get(fid)
+                    if entries is None:
+                        bucket[fid] = [(u, j, n)]
+                    else:
+                        entries.append((u, j, n))
 
     def _link(self, u: _Unit, v: _Unit, sim: float) -> None:
         self.similar.setdefault(u.uid, {})[v.uid] = sim
@@ -561,23 +672,60 @@ class _Analysis:
                     first = v
         return first
 
+    def _exact_partners(self) -> dict[int, _Unit]:
+        """`_exact_partner` of every unit that has one, group by group: a unit's partner is the first unit of the
+        first earlier co-loading file whose copy it may delete, else of its own file (when it is not the first
+        copy there and not nested), else of the first earlier co-loading file (the deletion is never safe)."""
+        files, coload = self.files, self.coload
+        pos = [f.pos for f in files]
+        out: dict[int, _Unit] = {}
+        for by_file in self.groups.values():
+            if len(by_file) == 1:
+                us, = by_file.values()
+                if len(us) > 1:
+                    for u in us[1:]:
+                        out[u.uid] = us[0]
+                continue
+            order = sorted(by_file, key=pos.__getitem__)
+            for idx, fu in enumerate(order):
+                co, fl = coload[fu], files[fu]
+                first = fix = None
+                for f in order[:idx]:
+                    if f in co:
+                        if first is None:
+                            first = f
+                        fe = files[f]
+                        if not (fl.mask & ~fe.mask or (fl.agents and not fe.agents)) and (fl.private or not fe.private):
+                            fix = f  # (`_fixable` for a unit without nested items)
+                            break
+                us = by_file[fu]
+                for k, u in enumerate(us):
+                    if fix is not None and not u.nested:
+                        out[u.uid] = by_file[fix][0]
+                    elif k and (not u.nested or first is None):
+                        out[u.uid] = us[0]
+                    elif first is not None:
+                        out[u.uid] = by_file[first][0]
+        return out
+
     def _near_partner(self, u: _Unit) -> tuple[_Unit, float] | None:
         """The most similar earlier neighbour (ties: the one that loads first)."""
         nb = self.similar.get(u.uid)
         if not nb:
             return None
-        files = self.files
-        here = (files[u.fid].pos, u.start)
+        files, by_uid = self.files, self.by_uid
+        upos, ustart = files[u.fid].pos, u.start
         best = None
+        bsim = bpos = bstart = 0
         for vid, sim in nb.items():
-            v = self.by_uid[vid]
+            v = by_uid[vid]
             p = files[v.fid].pos
-            if (p, v.start) >= here:
+            if p > upos or (p == upos and v.start >= ustart):
                 continue  # v loads later: the pair is v's match, not u's
-            r = (-sim, p, v.start)
-            if best is None or r < best[0]:
-                best = (r, v, sim)
-        return (best[1], best[2]) if best is not None else None
+            # the least (-sim, p, v.start)
+            if best is None or sim > bsim or (sim == bsim and (p < bpos or (p == bpos and v.start < bstart))):
+                best, bsim, bpos, bstart = v, sim, p, v.start
+        return (best, bsim) if best is not None else None
 
     def _forget(self, uid: int) -> None:
         """The finding of ``uid`` (if any) no longer holds."""
@@ -600,13 +748,15 @@ class _Analysis:
             return self._out[exact]
         if exact:
             missing = [self.matches[uid].later for uid in todo if uid not in self.found]
-            if missing:
-                ws.counter.prefetch(_text(self.files[u.fid], u) for u in missing)
+            if missing:  # (copies repeat: each text once)
+                ws.counter.prefetch(dict.fromkeys(_text(self.files[u.fid], u) for u in missing))
         build = _duplicate_finding if exact else _diverged_finding
+        memo: dict = {}  # what findings of one pair of files, or of one unit, share (see the builders)
+        found, matches, files = self.found, self.matches, self.files
         for uid in todo:
-            f = self.found.get(uid)
+            f = found.get(uid)
             if f is None:
-                f = self.found[uid] = build(ws, self.files, self.matches[uid])
+                f = found[uid] = build(ws, files, matches[uid], memo)
             entries.append((order_key(f), uid, f))
         entries.sort(key=itemgetter(0))
         stale.clear()
@@ -883,7 +1033,7 @@ def _span(f: _File, u: _Unit) -> Span:
 
 
 def _text(f: _File, u: _Unit) -> str:
-    return "\n".join(f.lines[u.start:u.end + 1])
+    return f.lines[u.start] if u.start == u.end else "\n".join(f.lines[u.start:u.end + 1])
 
 
 def _deletion(f: _File, u: _Unit) -> Span:
@@ -908,10 +1058,6 @@ def _short(f: _File, u: _Unit, limit: int = 60) -> str:
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def _sessions(files: list[_File], a: _Unit, b: _Unit) -> int:
-    return bin(files[a.fid].mask & files[b.fid].mask).count("1")
 
 
 # ----------------------------------------------------------------------------------------------- rules
@@ -940,32 +1086,57 @@ def duplicate_instruction(ws: Workspace):
     return _analyse(ws).findings(ws, exact=True)
 
 
-def _duplicate_finding(ws: Workspace, files: list[_File], m: _Match) -> Finding:
+def _duplicate_finding(ws: Workspace, files: list[_File], m: _Match, memo: dict | None = None) -> Finding:
+    """The CTX201 finding of ``m``. ``memo`` (one per batch of findings built together) keeps what findings
+    share: a text's token count, a pair of files' message parts, an earlier copy's related location."""
+    if memo is None:
+        memo = {}
     u, v = m.later, m.earlier
     f, g = files[u.fid], files[v.fid]
-    tokens = ws.counter.count(_text(f, u))
-    n = bin(f.mask).count("1") if u.fid == v.fid else _sessions(files, u, v)
-    where = _where(ws, files, u, v)
-    each = "in 1 session" if n == 1 else f"in each of {n} sessions"
-    head = f"Duplicate of {where}: wastes ~{tokens} token{'s' if tokens != 1 else ''} {each}"
-    fixes = []
-    if _fixable(files, u, v):
+    text = _text(f, u)
+    tokens = memo.get(text)
+    if tokens is None:
+        tokens = memo[text] = ws.counter.count(text)
+    pair = memo.get((u.fid, v.fid))
+    if pair is None:
+        pair = memo[(u.fid, v.fid)] = _duplicate_pair(ws, files, f, g)
+    n, where, each, fixable, tail = pair
+    head = f"Duplicate of {where}{v.start + 1}: wastes ~{tokens} token{'s' if tokens != 1 else ''} {each}"
+    if fixable and not u.nested:  # `_fixable`
         msg = f"{head}; delete this copy"
-        fixes.append(Fix("Delete this duplicate", (Edit(f.path, _deletion(f, u), ""),)))
-    elif u.nested:
-        msg = f"{head}; delete this copy (its nested items need a new parent first)"
-    elif f.agents and not g.agents:
-        msg = (f"{head}; other agents read AGENTS.md without {g.path.name}: delete the copy there instead "
-               f"(or import @AGENTS.md from it)")
-    elif f.mask & ~g.mask:
-        extra = bin(f.mask & ~g.mask).count("1")
-        msg = (f"{head}; this file also loads in {_plural(extra, 'session')} without the other copy: keep "
-               f"one copy in a file that loads wherever both are needed")
+        fixes = [Fix("Delete this duplicate", (Edit(f.path, _deletion(f, u), ""),))]
     else:
-        msg = f"{head}; that copy is in a private file: delete it there, not from this shared file"
-    return Finding("CTX201", "warning", f.path, _span(f, u), msg,
-                   related=[Related(g.path, _span(g, v), "the copy that loads first")], fixes=fixes,
-                   data={"tokens": tokens, "sessions": n})
+        fixes = []
+        msg = f"{head}; delete this copy (its nested items need a new parent first)" if u.nested else head + tail
+    related = memo.get(v.uid)
+    if related is None:
+        related = memo[v.uid] = Related(g.path, _span(g, v), "the copy that loads first")  # (immutable: shared)
+    return Finding("CTX201", "warning", f.path, Span(u.start, u.col, u.end, len(f.lines[u.end])), msg, [related],
+                   fixes, {"tokens": tokens, "sessions": n})
+
+
+def _duplicate_pair(ws: Workspace, files: list[_File], f: _File, g: _File) -> tuple:
+    """What the CTX201 findings of copies in ``f`` of units in ``g`` share: the number of sessions, the start of
+    the place of the earlier copy, the sessions wording, whether deleting a copy without nested items is safe,
+    and the end of the message when it is not."""
+    if f is g:
+        n = f.mask.bit_count()
+        where = "line "
+    else:
+        n = (f.mask & g.mask).bit_count()
+        where = f"{_rel(ws, g)}:"
+    each = "in 1 session" if n == 1 else f"in each of {n} sessions"
+    fixable = f is g or (not (f.mask & ~g.mask or (f.agents and not g.agents)) and (f.private or not g.private))
+    if f.agents and not g.agents:
+        tail = (f"; other agents read AGENTS.md without {g.path.name}: delete the copy there instead "
+                f"(or import @AGENTS.md from it)")
+    elif f.mask & ~g.mask:
+        extra = (f.mask & ~g.mask).bit_count()
+        tail = (f"; this file also loads in {_plural(extra, 'session')} without the other copy: keep "
+                f"one copy in a file that loads wherever both are needed")
+    else:
+        tail = "; that copy is in a private file: delete it there, not from this shared file"
+    return n, where, each, fixable, tail
 
 
 @rule("CTX202", "diverged-instruction", "duplication", "warning",
@@ -989,10 +1160,12 @@ def diverged_instruction(ws: Workspace):
     return _analyse(ws).findings(ws, exact=False)
 
 
-def _diverged_finding(ws: Workspace, files: list[_File], m: _Match) -> Finding:
+def _diverged_finding(ws: Workspace, files: list[_File], m: _Match, memo: dict | None = None) -> Finding:
+    """The CTX202 finding of ``m`` (``memo``: as for `_duplicate_finding`, the other version's quote and related
+    location)."""
     u, v = m.later, m.earlier
     f, g = files[u.fid], files[v.fid]
-    n = bin(f.mask).count("1") if u.fid == v.fid else _sessions(files, u, v)
+    n = f.mask.bit_count() if u.fid == v.fid else (f.mask & g.mask).bit_count()
     fixes = []
     if u.fid == v.fid:
         age = "both versions are in this file"
@@ -1006,10 +1179,14 @@ def _diverged_finding(ws: Workspace, files: list[_File], m: _Match) -> Finding:
         fixes.append(Fix(f"Replace the older version in {_rel(ws, old_f)} with the newer one",
                          (Edit(old_f.path, Span(old_u.start, 0, old_u.end, len(old_f.lines[old_u.end])),
                                _rewrite(old_f, old_u, new_f, new_u)),), safe=False))
-    msg = (f"Diverged from \"{_short(g, v)}\" ({_where(ws, files, u, v)}), both load in "
+    other = memo.get(v.uid) if memo is not None else None
+    if other is None:
+        other = (_short(g, v), Related(g.path, _span(g, v), "the other version"))
+        if memo is not None:
+            memo[v.uid] = other
+    msg = (f"Diverged from \"{other[0]}\" ({_where(ws, files, u, v)}), both load in "
            f"{_plural(n, 'session')}; {age}: keep one up-to-date version")
-    return Finding("CTX202", "warning", f.path, _span(f, u), msg,
-                   related=[Related(g.path, _span(g, v), "the other version")], fixes=fixes,
+    return Finding("CTX202", "warning", f.path, _span(f, u), msg, related=[other[1]], fixes=fixes,
                    data={"similarity": round(m.similarity, 3), "sessions": n})
 
 
