@@ -99,3 +99,50 @@ def test_files_the_skill_creates_are_not_missing(tmp_path: Path) -> None:
                    CheckConfig(select=frozenset({"CTX506"})))
     got = run_checks(ws).findings
     assert [(f.line, "references/missing.md" in f.message) for f in got] == [(13, True)]
+
+
+# ------------------------------------------------------------------------------- shortcuts vs the plain way
+import random
+
+from ctxls.core.rules import skills as SK
+
+_PIECES = ("scripts/", "references/", "reference/", "assets/", "templates/", "${CLAUDE_SKILL_DIR}/",
+           "$CLAUDE_SKILL_DIR/", "CLAUDE_SKILL_DIR", "./", "x.py", "api.md", "a/b.sh", "[", "]", "(", ")", "](", "`",
+           "``", "<", ">", "#", "?", "*", "{", "}", " ", "\t", "\r", ".", "/", "script/", "Scripts/", "ref", "é",
+           "日本/", "docs/x.md", "http://x/y.md", "~/a.md", "../up.md", "\\", "!", '"', "'", "-", "_", "%20",
+           "[see](", "](x.md)", "[t](docs/api.md)")
+
+
+def test_lines_without_needles_hold_no_reference() -> None:
+    """CTX506 skips lines (and files) that `_may_hold_refs` rejects: `_refs_in_line` finds nothing in them."""
+    rng = random.Random(17)
+    found = 0
+    for _ in range(20000):
+        line = "".join(rng.choice(_PIECES) for _ in range(rng.randint(0, 14)))
+        for in_code in (False, True):
+            got = list(_refs_in_line(line.rstrip("\r"), in_code))
+            if not SK._may_hold_refs(line, in_code):
+                assert got == [], (line, in_code)
+            found += bool(got)
+    assert found > 500
+    # a whole file is tested with the prose needles: they include the code block ones
+    assert set(SK._CODE_REF_NEEDLES) <= set(SK._REF_NEEDLES)
+
+
+def test_any_match_with_the_per_run_file_lists(tmp_path: Path) -> None:
+    """CTX507 keeps the files under each base for one run: the same answers as listing them each time."""
+    from ctxls.core.globs import parse_paths
+
+    root = tmp_path / "repo"
+    for rel in ("svc/a/src/x.py", "svc/a/src/deep/y.ts", "svc/ab/z.md", "svc/a/.claude/rules/r.md", "top.py",
+                "svc/b/docs/readme.md"):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x\n")
+    ws = Workspace(root, Settings(home=tmp_path / "home", ceiling=tmp_path, managed_dir=tmp_path / "m"),
+                   CheckConfig())
+    under: dict = {}
+    for base in (root, root / "svc/a", root / "svc", root / "svc/b", root / "svc/a"):
+        for pats in (["src/**/*.py"], ["**/*.ts"], ["*.md"], ["docs/"], ["nothing/**"], ["!src/**", "**/*.py"],
+                     ["a/src/x.py"], ["/top.py"], ["*.py", "!x.py"]):
+            globs = parse_paths(pats, False)
+            assert SK._any_match(ws, base, globs, False, under) == SK._any_match(ws, base, globs, False), (base, pats)

@@ -56,7 +56,7 @@ def _loaded_files(ws: Workspace) -> list[_Src]:
     out: list[_Src] = []
     seen: set[str] = set()
     todo: list[tuple[FileInfo, int]] = []
-    realpath = ws.fs.realpath
+    realpath = _realpaths(ws)
     with ws.unscoped():
         found = sources(ws, *_LOADED_KINDS)
     for fi in found:
@@ -83,6 +83,34 @@ def _loaded_files(ws: Workspace) -> list[_Src]:
             todo.append((tfi, depth + 1))
     _LOADED[ws] = out
     return out
+
+
+def _realpaths(ws: Workspace):
+    """``os.path.realpath`` for many paths at once: each directory is resolved once, from its parent's real path
+    and one `lstat` (a full `realpath` stats every component of every path: most of the time of this rule's
+    first call on a large workspace). Memoised for the snapshot, like `ws.fs.realpath` (a structural change
+    clears both)."""
+    memo = ws.fs.memo.get(_REAL_KEY)
+    if memo is None:
+        memo = ws.fs.memo[_REAL_KEY] = {}
+
+    def real(path) -> str:
+        s = os.fspath(path)
+        got = memo.get(s)
+        if got is None:
+            parent, name = os.path.split(s)
+            if not name or not parent or parent == s or "\0" in s or name in (".", ".."):
+                got = ws.fs.realpath(Path(s))  # the root, a relative or odd path: the plain way
+            else:
+                j = os.path.join(real(parent), name)
+                got = os.path.realpath(j) if os.path.islink(j) else j
+            memo[s] = got
+        return got
+
+    return real
+
+
+_REAL_KEY = ("ctxls.rules.security.realpaths",)
 
 
 def _import_targets(ws: Workspace, fi: FileInfo) -> list[Path]:
@@ -173,14 +201,19 @@ _DETECTORS: list[tuple[str, re.Pattern[str], str, bool]] = [
         r"client[_\-]?secret|auth[_\-]?key|credentials?)(?P<tail>[a-z0-9_\-]*)['\"]?[ \t]*(?::=|=|:)[ \t]*"
         r"(?P<q>['\"]?)(?P<s>[^\s'\"`,;)]{8,})(?P=q)"), "assign", True),
 ]
-_NEEDLES = {
-    "an Anthropic API key": ("sk-ant-",), "an OpenAI API key": ("T3BlbkFJ",), "an API key (sk-...)": ("sk-",),
-    "an AWS access key ID": ("AKIA", "ASIA", "ABIA", "ACCA"), "a GitHub token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
-    "a GitHub fine-grained token": ("github_pat_",), "a GitLab token": ("glpat-",), "a Slack token": ("xox",),
-    "a Slack webhook URL": ("hooks.slack.com",), "a Google API key": ("AIza",), "a Stripe secret key": ("_live_",),
-    "an npm token": ("npm_",), "a Hugging Face token": ("hf_",), "a JSON Web Token": ("eyJ",),
-    "a private key": ("PRIVATE KEY",), "a password in a connection string": ("://",),
+# What a detector's match must contain (so a text without it is skipped): groups of substrings, one of each group.
+# The groups are checked in order, each substring at most once per text (`sk-` serves three detectors). A
+# detector whose regex starts with a literal of rare characters has none: its own search is the fastest test.
+_NEEDLES: dict[str, tuple[tuple[str, ...], ...]] = {
+    "an Anthropic API key": (("sk-",), ("sk-ant-",)), "an OpenAI API key": (("sk-",), ("T3BlbkFJ",)),
+    "an API key (sk-...)": (("sk-",),), "a GitHub fine-grained token": (("github_pat_",),),
+    "a Slack webhook URL": (("hooks.slack.com",),), "a Stripe secret key": (("_live_",),),
+    "an npm token": (("npm_",),), "a JSON Web Token": (("eyJ",),), "a private key": (("PRIVATE KEY",),),
 }
+# The hard-coded credential regex starts with a dozen common words: it runs only on the lines holding what
+# must follow the word, an operator and a value of 8+ characters (its matches never span lines). One regex
+# per operator: a regex that starts with one literal character is searched several times faster than a class.
+_ASSIGN_LINE_RES = tuple(re.compile(op + r"[ \t]*['\"]?[^\s'\"`,;)]{8}") for op in (":", "="))
 _WORDCHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
@@ -327,11 +360,15 @@ def secret_in_context(ws: Workspace):
         text = fi.text or ""
         low = _lower(text)
         found: list[tuple[int, int, str]] = []
+        has: dict[str, bool] = {}
         for kind_name, rx, validator, lowered in _DETECTORS:
-            needles = _NEEDLES.get(kind_name)
-            if needles is not None and not any(n in text for n in needles):
+            if not all(_has_any(has, text, group) for group in _NEEDLES.get(kind_name, ())):
                 continue
-            for m in rx.finditer(low if lowered else text):
+            if validator == "assign":
+                matches = _assign_matches(rx, low)
+            else:
+                matches = rx.finditer(low if lowered else text)
+            for m in matches:
                 a, b = m.span("s")
                 if validator == "assign":
                     name_start = m.start()
@@ -372,6 +409,27 @@ def secret_in_context(ws: Workspace):
             yield Finding("CTX701", "error", fi.path, span, msg, fixes=[fix], data={"secret_kind": kind_name})
 
 
+def _has_any(has: dict, text: str, needles: tuple) -> bool:
+    """Whether ``text`` holds one of ``needles``, substrings or regexes (each looked for once per text, through
+    ``has``)."""
+    for n in needles:
+        got = has.get(n)
+        if got is None:
+            got = has[n] = n in text if type(n) is str else n.search(text) is not None
+        if got:
+            return True
+    return False
+
+
+def _assign_matches(rx: re.Pattern[str], low: str) -> Iterator[re.Match[str]]:
+    """``rx.finditer(low)`` for the hard-coded credential regex, run only on the lines that can hold a match (the
+    regex has no anchor, so a line searched alone gives the same matches)."""
+    starts = {low.rfind("\n", 0, op.start()) + 1 for line_re in _ASSIGN_LINE_RES for op in line_re.finditer(low)}
+    for start in sorted(starts):
+        end = low.find("\n", start)
+        yield from rx.finditer(low, start, len(low) if end < 0 else end)
+
+
 def _comment_lines(fi: FileInfo) -> frozenset[int]:
     off = fi.prepared.frontmatter.end_line
     body = "\n".join(fi.lines[off:])
@@ -379,13 +437,21 @@ def _comment_lines(fi: FileInfo) -> frozenset[int]:
 
 
 # ============================================================================================ CTX702
+def _each(words: tuple[str, ...], rest: str) -> str:
+    """``(?:w1|w2)rest`` written as ``w1rest|w2rest``: the same matches, but when every alternative of a regex
+    starts with a literal, Python's engine skips the positions where none can start (four times faster here)."""
+    return "|".join(w + rest for w in words)
+
+
 _LEAD_RE = re.compile(r"(?:^|\n)[ \t]*(?:[-*+>]|\d+[.)])?[ \t]*$|[.:;!?][ \t]+$|\b(?:and|then|please|also|now|first|immediately)[ \t]+$")
 _ATTACK_RAW = [
     # override the instructions the model already has
-    ("tries to override earlier instructions", re.compile(
-        r"(?:ignore|disregard|forget|override|bypass)\s+(?:all\s+|any\s+|every\s+|the\s+|your\s+|of\s+|my\s+)*"
-        r"(?:previous|prior|preceding|earlier|original|safety)\s+(?:instructions?|prompts?|directives?|guidelines)\b|"
-        r"(?:ignore|disregard|forget)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*system\s+(?:instructions|prompts?)\b")),
+    ("tries to override earlier instructions", re.compile(_each(
+        ("ignore", "disregard", "forget", "override", "bypass"),
+        r"\s+(?:all\s+|any\s+|every\s+|the\s+|your\s+|of\s+|my\s+)*"
+        r"(?:previous|prior|preceding|earlier|original|safety)\s+(?:instructions?|prompts?|directives?|guidelines)\b")
+        + "|" + _each(("ignore", "disregard", "forget"),
+                      r"\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*system\s+(?:instructions|prompts?)\b"))),
     ("tries to override earlier instructions", re.compile(
         r"(?:ignore|disregard|forget)\s+(?:everything\s+(?:you\s+were|you've\s+been|you\s+have\s+been)\s+told|"
         r"all\s+(?:prior|previous)(?=\s*(?:[.,;:!]|$)))", re.MULTILINE)),
@@ -398,12 +464,13 @@ _ATTACK_RAW = [
         r"evil|rogue|dan)\b|in\s+(?:developer|god|jailbreak|unrestricted|dan)\s+mode|bound\s+by|restricted\s+by|"
         r"ai\s+(?:without|with\s+no))")),
     ("hides actions from the user", re.compile(
-        r"(?:do\s+not|don't|never)\s+(?:tell|inform|reveal\s+(?:this|these\s+\w+|it)\s+to|mention\s+(?:this|these\s+\w+|it)\s+to)\s+"
-        r"the\s+user(?:\s*(?:[.,;!)]|$)|\s+(?:that\s+you|what\s+you|about\s+(?:this|these|it)\b))|"
-        r"without\s+(?:telling|informing|notifying|alerting)\s+(?:the\s+)?user\b|"
-        r"(?:hide|conceal|keep)\s+(?:this|these\s+\w+|it|them)\s+(?:secret\s+)?from\s+(?:the\s+)?user\b|"
-        r"(?:secretly|covertly)\s+(?:send|upload|post|copy|exfiltrate|transmit|forward|delete|add|insert|"
-        r"run|execute|include|modify|change)\b", re.MULTILINE)),
+        _each((r"do\s+not", "don't", "never"),
+              r"\s+(?:tell|inform|reveal\s+(?:this|these\s+\w+|it)\s+to|mention\s+(?:this|these\s+\w+|it)\s+to)\s+"
+              r"the\s+user(?:\s*(?:[.,;!)]|$)|\s+(?:that\s+you|what\s+you|about\s+(?:this|these|it)\b))") + "|"
+        r"without\s+(?:telling|informing|notifying|alerting)\s+(?:the\s+)?user\b|" +
+        _each(("hide", "conceal", "keep"), r"\s+(?:this|these\s+\w+|it|them)\s+(?:secret\s+)?from\s+(?:the\s+)?user\b")
+        + "|" + _each(("secretly", "covertly"), r"\s+(?:send|upload|post|copy|exfiltrate|transmit|forward|delete|add|"
+                                                r"insert|run|execute|include|modify|change)\b"), re.MULTILINE)),
     ("asks to exfiltrate data", re.compile(
         r"(?:exfiltrate\s+(?:the|all|any|every|their|your|this|these|its|[\w-]+'s)\b)", re.MULTILINE)),
     ("asks to send secrets to an outside address", re.compile(
@@ -418,16 +485,23 @@ _ATTACK_RAW = [
     ("forges a conversation boundary", re.compile(
         r"</?system-reminder>|<\|im_(?:start|end)\|>|<\|(?:system|endoftext)\|>|</?(?:system|admin)_?(?:prompt|instructions)>")),
 ]
-_ATTACK_NEEDLES = (
-    ("ignore", "disregard", "forget", "override", "bypass"),
-    ("ignore", "disregard", "forget"),
-    ("system prompt", "system instructions", "your new", "your real", "your actual", "your true", "instructions from"),
-    ("you are now", "you are no longer"),
-    ("tell", "inform", "reveal", "mention", "without", "hide", "conceal", "keep", "secretly", "covertly"),
-    ("exfiltrate",),
-    ("secrets", "credentials", "keys", "passwords", ".env", "environment variables", "env vars", "tokens"),
-    ("curl", "wget", "nc ", "ncat", "netcat"),
-    ("system-reminder", "<|", "prompt>", "instructions>"),
+# A phrase is looked for only in a text that holds one of its needles.  The groups after the first hold words
+# every match of the regex contains (one of each group must be there): they skip the texts that merely mention
+# "tell" or "keys" without a chance of a match.  A regex in a group must match for the text to be searched.
+_ATTACK_NEEDLES: tuple[tuple[tuple[str, ...] | re.Pattern[str], ...], ...] = (
+    (("ignore", "disregard", "forget", "override", "bypass"),
+     ("previous", "prior", "preceding", "earlier", "original", "safety", "system")),
+    (("ignore", "disregard", "forget"), ("everything", "prior", "previous")),
+    (("system prompt", "system instructions", "your new", "your real", "your actual", "your true", "instructions from"),),
+    (("you are now", "you are no longer"),),
+    (("user", "secretly", "covertly"),
+     ("tell", "inform", "reveal", "mention", "without", "hide", "conceal", "keep", "secretly", "covertly")),
+    (("exfiltrate",),),
+    # ... to an address: a URL, an e-mail address or an IPv4 address (each regex starts with one rare literal)
+    (("secrets", "credentials", "keys", "passwords", ".env", "environment variables", "env vars", "tokens"),
+     ("://", re.compile(r"@(?<=[\w.+\-]@)[\w\-]"), re.compile(r"\.(?<=\d\.)\d{1,3}\.\d{1,3}\.\d"))),
+    (("curl", "wget", "nc ", "ncat", "netcat"), (".ssh/", ".aws/credentials", ".netrc", "id_rsa", "id_ed25519", ".env")),
+    (("system-reminder", "<|", "prompt>", "instructions>"),),
 )
 _ATTACK = [(label, rx, needles) for (label, rx), needles in zip(_ATTACK_RAW, _ATTACK_NEEDLES)]
 _ALSO_IN_CODE = {"reads credentials and sends them over the network"}
@@ -468,7 +542,7 @@ def prompt_injection(ws: Workspace):
         text = fi.text or ""
         if not text:
             continue
-        if _INVISIBLE_RE.search(text):
+        if not text.isascii() and _INVISIBLE_RE.search(text):  # (isascii is free: str knows it)
             yield from _invisible(fi, text, strict=src.kind in _SCOPED_KINDS)
         if src.kind not in _SCOPED_KINDS:
             continue
@@ -477,7 +551,8 @@ def prompt_injection(ws: Workspace):
 
 def _phrases(fi: FileInfo, kind: str, text: str) -> Iterator[Finding]:
     low = _lower(text)
-    todo = [(label, rx) for label, rx, needles in _ATTACK if any(n in low for n in needles)]
+    has: dict = {}
+    todo = [(label, rx) for label, rx, groups in _ATTACK if all(_has_any(has, low, g) for g in groups)]
     if not todo and "<!--" not in text:
         return
     off = fi.prepared.frontmatter.end_line

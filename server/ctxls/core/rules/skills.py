@@ -623,6 +623,8 @@ _OUTPUT_ARG_RE = re.compile(r"(?:>>?|\s-o|--out(?:put)?(?:=|\s))\s*[\"']?$")
           "project instead is not reported.")
 def skill_missing_bundled_file(ws: Workspace):
     for fi in sources(ws, D.SKILL):
+        if not _may_hold_refs(fi.text or "", False):
+            continue  # no line of it can name a file (most skills on a large workspace)
         skill_dir = fi.path.parent
         bases = [skill_dir]
         cb = _claude_base(fi.path)
@@ -634,15 +636,15 @@ def skill_missing_bundled_file(ws: Workspace):
         st = structure("\n".join(body))
         reported: set[tuple[int, str]] = set()
         listing = None
+        code_lines = st.code_lines
         for i, raw in enumerate(body):
-            if "/" not in raw and "](" not in raw:
-                continue
-            if i in st.comment_lines:
+            in_code = i in code_lines
+            if not _may_hold_refs(raw, in_code) or i in st.comment_lines:
                 continue
             line_no = i + offset
-            if i not in st.code_lines and _CREATES_RE.search(raw.lower()):
+            if not in_code and _CREATES_RE.search(raw.lower()):
                 continue  # "write the report to `assets/report.md`": the file need not exist yet
-            for col, text, target, skill_only in _refs_in_line(raw.rstrip("\r"), i in st.code_lines):
+            for col, text, target, skill_only in _refs_in_line(raw.rstrip("\r"), in_code):
                 rel = os.path.normpath(target)
                 if rel.startswith("..") or os.path.isabs(rel) or rel == ".":
                     continue
@@ -666,6 +668,17 @@ def skill_missing_bundled_file(ws: Workspace):
                 yield Finding("CTX506", "warning", fi.path, span,
                               f"The skill names `{rel}` but {ws.rel(skill_dir)}/{rel} does not exist{hint}; add the "
                               f"file to the skill or fix the path", fixes=fixes)
+
+
+# What `_refs_in_line` needs to find anything: a link, or a path in a bundle directory or under
+# ${CLAUDE_SKILL_DIR} (in a code block only scripts/ and references/ count).
+_REF_NEEDLES = ("](", "CLAUDE_SKILL_DIR", "scripts/", "references/", "reference/", "assets/", "templates/")
+_CODE_REF_NEEDLES = ("CLAUDE_SKILL_DIR", "scripts/", "references/")
+
+
+def _may_hold_refs(text: str, in_code: bool) -> bool:
+    """False when `_refs_in_line` finds no reference in ``text`` (a line, or a whole file for either kind)."""
+    return any(n in text for n in (_CODE_REF_NEEDLES if in_code else _REF_NEEDLES))
 
 
 def _skill_files(skill_dir: Path) -> list[str]:
@@ -755,6 +768,7 @@ def _link_target(raw: str, written: str) -> str | None:
           "checked.")
 def paths_glob(ws: Workspace):
     root_only = ws.settings.paths_md_root_only
+    under: dict[str, list[str]] = {}  # this run's files under each base directory
     for fi in sources(ws, D.RULE, D.SKILL):
         fm = _frontmatter(fi)
         if fm is None or not isinstance(fm.data, dict) or fm.data.get("paths") is None:
@@ -793,7 +807,7 @@ def paths_glob(ws: Workspace):
                 continue
             if _skipped_area(one.patterns):
                 continue
-            if not _any_match(ws, base, one, root_only):
+            if not _any_match(ws, base, one, root_only, under):
                 where = ws.rel(base) if base != ws.root else "the workspace root"
                 where = where if where != "." else "the workspace root"
                 yield Finding("CTX507", "warning", fi.path, _entry_span(fi, line, entry),
@@ -833,21 +847,24 @@ def _all_files(ws: Workspace) -> list[str]:
     return ws.rel_files
 
 
-def _any_match(ws: Workspace, base: Path, globs: PathGlobs, root_only: bool) -> bool:
+def _any_match(ws: Workspace, base: Path, globs: PathGlobs, root_only: bool,
+               under: dict[str, list[str]] | None = None) -> bool:
+    """Whether a file of the workspace under ``base`` matches ``globs`` (``under``: the files under each base
+    directory, kept by the caller for one run)."""
     files = _all_files(ws)
     if base != ws.root:
         prefix = ws.rel(base).rstrip("/") + "/"
-        n = len(prefix)
-        files = [f[n:] for f in files if f.startswith(prefix)]
+        got = under.get(prefix) if under is not None else None
+        if got is None:
+            n = len(prefix)
+            got = [f[n:] for f in files if f.startswith(prefix)]
+            if under is not None:
+                under[prefix] = got
+        files = got
     from ..globs import _spec  # the loader's own compiled matcher
 
     spec = _spec(globs.patterns, root_only)
     regexes = [(p.regex, p.include) for p in spec.patterns if getattr(p, "regex", None) is not None]
     if all(inc for _, inc in regexes):
-        for rx, _ in regexes:
-            match = rx.match
-            for f in files:
-                if match(f):
-                    return True
-        return False
+        return any(any(map(rx.match, files)) for rx, _ in regexes)  # (map: the loop runs in C)
     return any(spec.match_file(f) for f in files)
