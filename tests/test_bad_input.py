@@ -378,3 +378,22 @@ def test_load_session_touching_every_hostile_file_does_not_raise(tmp_path, herme
     for t in touched:
         assert t in read_skips or any(b.kind == M.READ and b.source == t for b in session.blocks), t
     assert session.total_tokens == sum(b.tokens for b in session.blocks)
+
+
+def test_unlistable_user_rules_directory_is_reported_by_every_session(tmp_path, hermetic_settings, monkeypatch):
+    """User rules are scanned once per snapshot and shared by sessions started anywhere: each of them still
+    reports the directory it could not list."""
+    from ctxls.core.fs import FileSystem
+
+    ws = tmp_path / "ws"
+    _write(ws / "CLAUDE.md", "root instructions\n")
+    _write(ws / "a" / "b" / "x.py", "x = 1\n")
+    rules = tmp_path / "home" / ".claude" / "rules"
+    _write(rules / "style.md", "Use tabs.\n")
+    monkeypatch.setattr(loader_mod, "os", _OsProxy({rules}))
+    fs = FileSystem()
+    settings = hermetic_settings(ws)
+    for start in (ws, ws / "a", ws / "a" / "b"):
+        session = load_session(start, (), settings, root=ws, fs=fs)
+        [skip] = _skips_for(session, rules)
+        assert skip.kind == M.RULE and "cannot list rules directory" in skip.reason

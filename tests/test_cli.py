@@ -232,8 +232,6 @@ def test_corrupt_token_cache_does_not_break_the_cli(demo):
 def test_one_shot_commands_flush_everything_before_the_fast_exit(demo, tmp_path):
     """`python -m ctxls` leaves one-shot commands with os._exit (no interpreter teardown): every byte of a large
     report must still arrive, through a pipe and into a file, and the caches must be on disk."""
-    import ctxls.cli as cli
-
     work = demo / "repo"
     for i in range(300):  # a few thousand findings: far more than a pipe buffer
         (work / "pkg" / f"d{i}").mkdir(parents=True)
@@ -259,4 +257,20 @@ def test_one_shot_commands_flush_everything_before_the_fast_exit(demo, tmp_path)
     ctx = subprocess.run([sys.executable, "-m", "ctxls", "context", "repo", "--format", "json"], cwd=demo,
                          env=env, capture_output=True, text=True, timeout=120)
     assert ctx.returncode == 0 and json.loads(ctx.stdout)["blocks"]
-    assert cli._ONE_SHOT == ("context", "budget", "check")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("unbuffered", [False, True])
+@pytest.mark.parametrize("args", [["--select", "CTX103", "--format", "json"], ["--format", "json"]])
+def test_check_output_that_cannot_be_written_is_an_error_not_a_result(demo, unbuffered, args):
+    """A report lost to a full disk must not exit 0 ("clean") or 1 ("findings"): 120 and a message, whether the
+    write fails at once (unbuffered, or a large report) or at the final flush (a small buffered one)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_CONFIG_DIR", "PYTHONPATH", "PYTHONUNBUFFERED")}
+    env["HOME"] = str(demo / "no-such-home")
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "ctxls", "check", "repo", "--no-cache", *args], cwd=demo,
+                              env=env, stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert proc.returncode == 120, proc.stderr
+    assert "ctxls: cannot write the output" in proc.stderr and "Traceback" not in proc.stderr

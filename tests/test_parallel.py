@@ -221,3 +221,57 @@ def test_halves_are_balanced_and_complete() -> None:
     assert a.keys() | b.keys() == todo.keys() and not a.keys() & b.keys()
     sa, sb = sum(map(len, a.values())), sum(map(len, b.values()))
     assert abs(sa - sb) <= 100
+
+
+def test_no_tokenizer_gives_the_serial_result_and_counts_nothing_before_the_fork(monorepo, forks,
+                                                                                 monkeypatch) -> None:
+    """Without a tokenizer the split must not try to count before the fork (the child would log a failure a
+    serial run never shows): the rules report it, as in a serial run."""
+    from ctxls.core import tokens
+
+    monkeypatch.setattr(C, "_SPLIT_TOKENIZE_CHARS", 0)  # any pre-count would be split, through _halves
+
+    def no_encoder():
+        raise RuntimeError("no tokenizer here")
+
+    monkeypatch.setattr(tokens, "_encoder", no_encoder)
+    calls: list[int] = []
+    real = C._halves
+    monkeypatch.setattr(C, "_halves", lambda todo: calls.append(1) or real(todo))
+    repo, home = monorepo
+    serial = run_checks(_ws(repo, home), jobs=1)
+    calls.clear()
+    split = run_checks(_ws(repo, home), jobs=2)
+    assert forks == [1] and calls == []
+    assert serial.errors and split.errors == serial.errors
+    assert _summary(split.findings) == _summary(serial.findings)
+
+
+def test_no_precount_for_rules_that_need_no_directory_sessions(monorepo, forks, monkeypatch) -> None:
+    import dataclasses
+
+    from ctxls.core import budget
+
+    calls: list[int] = []
+    real = budget.startup_texts
+    monkeypatch.setattr(budget, "startup_texts", lambda *a, **k: calls.append(1) or real(*a, **k))
+    repo, home = monorepo
+    ws = _ws(repo, home)
+    ws.config = dataclasses.replace(ws.config, select=frozenset({"CTX103", "CTX301"}))
+    run_checks(ws, jobs=2)
+    assert forks == [1] and calls == [] and ws.counter.misses == 0
+
+
+def test_a_kept_token_cache_is_not_counted_or_listed_twice(monorepo, forks, monkeypatch) -> None:
+    from ctxls.core import budget
+
+    repo, home = monorepo
+    first = _ws(repo, home)
+    run_checks(first, jobs=1)
+    calls: list[int] = []
+    real = budget.startup_texts
+    monkeypatch.setattr(budget, "startup_texts", lambda *a, **k: calls.append(1) or real(*a, **k))
+    ws = _ws(repo, home)
+    ws.counter.cache = dict(first.counter.cache)
+    run_checks(ws, jobs=2)
+    assert forks == [1] and calls == [1] and ws._prefetched and ws.counter.misses == 0

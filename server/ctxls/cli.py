@@ -78,14 +78,31 @@ def run() -> None:
     if _ran_one_shot:
         import logging
 
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            pass  # the reader left (`| head`): nothing more to say
+        except (OSError, ValueError) as exc:
+            code = _output_failed(exc)
+        try:
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
         logging.shutdown()
         os._exit(code)
     raise SystemExit(code)
+
+
+OUTPUT_FAILED = 120  # what Python itself exits with when it cannot flush standard output
+
+
+def _output_failed(exc: Exception) -> int:
+    try:
+        sys.stderr.write(f"ctxls: cannot write the output: {exc}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    return OUTPUT_FAILED
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -331,7 +348,12 @@ def cmd_check(args) -> int:
         return res
 
     def emit(report: dict) -> int:
-        sys.stdout.write(report["stdout"])
+        try:
+            sys.stdout.write(report["stdout"])
+        except BrokenPipeError:
+            raise
+        except OSError as exc:  # a full disk must not pass for "no findings" (0) or "findings" (1)
+            return _output_failed(exc)
         sys.stderr.write(report["stderr"])
         return report["status"]
 

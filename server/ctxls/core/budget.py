@@ -9,6 +9,7 @@ from typing import Callable
 from . import model as M
 from .discovery import AGENTS_MD, CLAUDE_LOCAL_MD, CLAUDE_MD, RULE, WorkspaceIndex, scan_workspace
 from .fs import FileSystem
+from .globs import parse_paths
 from .loader import is_inert_dir, load_session, render_file, resolve_import
 from .markdown import prepare
 from .model import Session, display_path
@@ -211,6 +212,9 @@ def startup_texts(index: WorkspaceIndex, settings: Settings, fs: FileSystem, con
         prep = prepare(got.text or "")
         if not prep.content:
             continue
+        if src.kind == RULE and not parse_paths((prep.frontmatter.data or {}).get("paths"),
+                                                settings.paths_md_root_only).unconditional:
+            continue  # path-scoped (read as the loader reads it): loads only on touch, rendered lazily
         tier = "Local" if src.kind == CLAUDE_LOCAL_MD else "Project"  # imports render with their parent's tier
         texts.append(render_file(src.path, tier, prep.content, False))
         if contents:

@@ -465,6 +465,8 @@ def run_rule(ws: Workspace, code: str) -> tuple[list[Finding], str | None]:
 # this process, which builds the sessions while the forked one runs every other rule from the scan alone. On
 # the bench monorepo that is ~1.2 s of work here against ~0.9 s there.
 _SESSION_RULES = ("CTX1", "CTX2", "CTX602")
+# Those of them that build every directory's session (and so count every startup rendering).
+_ALL_SESSIONS = ("CTX101", "CTX102", "CTX2", "CTX602")
 
 
 def _run_split(ws: Workspace, selected: list[str]) -> dict[str, tuple[list[Finding], str | None]] | None:
@@ -488,17 +490,23 @@ def _run_split(ws: Workspace, selected: list[str]) -> dict[str, tuple[list[Findi
     ws.index  # shared by both sides: scan before the fork
     try:
         _encoder()
+        counting = True
     except Exception:  # the rules that count tokens report it, one by one, as in a serial run
-        pass
+        counting = False
     # The sessions this side builds first ask for the startup renderings of every instruction file, and the
     # file budget (CTX101) for each one's content: the child counts half of them (by size) and sends the
     # counts back before it starts on its rules.
     mine: dict[str, str] = {}
     given: dict[str, str] = {}
-    if not ws._sessions and not ws._prefetched:
+    if counting and not ws._sessions and not ws._prefetched and any(c.startswith(_ALL_SESSIONS) for c in ours):
         from .budget import startup_texts
 
-        todo = ws.counter.missing(startup_texts(ws.index, ws.settings, ws.fs, contents="CTX101" in ours))
+        try:
+            todo = ws.counter.missing(startup_texts(ws.index, ws.settings, ws.fs, contents="CTX101" in ours))
+        except Exception:  # left to the rules, which report it as in a serial run
+            todo = {}
+        else:
+            ws._prefetched = not todo  # all counted already (a kept token cache)
         if sum(map(len, todo.values())) >= _SPLIT_TOKENIZE_CHARS:
             mine, given = _halves(todo)
         else:
@@ -550,8 +558,7 @@ def _run_split(ws: Workspace, selected: list[str]) -> dict[str, tuple[list[Findi
     if mine or given:
         try:
             ws.counter.encode_missing(mine)
-            counting = True
-        except Exception:  # no tokenizer: the rules that count tokens report it, as in a serial run
+        except Exception:  # the rules that count tokens report it, as in a serial run
             counting = False
         counted = {}
         try:
