@@ -442,3 +442,27 @@ def test_memo_stays_bounded_over_many_edits(tmp_path: Path) -> None:
     assert peak <= 2 * base + 1000 + 50
     assert len(engine.fs.memo) < peak  # it did start over at least once
     _assert_same_as_fresh(engine, got, root, tmp_path)
+
+
+def test_edits_in_a_config_dir_not_named_claude_reach_the_sessions(tmp_path: Path) -> None:
+    """User rules live in CLAUDE_CONFIG_DIR when it is set, whatever its name: editing one must drop the rule
+    sets parsed before, as an edit under a `.claude/` does."""
+    root = tmp_path / "ws"
+    (root / "pkg").mkdir(parents=True)
+    (root / "CLAUDE.md").write_text("# Root\n- be brief\n")
+    config = tmp_path / "myconfig"
+    rule = config / "rules" / "style.md"
+    rule.parent.mkdir(parents=True)
+    rule.write_text("# Style\n- tabs, not spaces\n")
+    settings = Settings(home=tmp_path / "home", config_dir=config, ceiling=root, managed_dir=tmp_path / "managed",
+                        today="2026-11-29")
+    engine = Engine(root, settings)
+    engine.check()
+
+    def loads_rule() -> bool:
+        return all(any(b.source == rule for b in s.blocks) for s in engine.workspace().sessions())
+
+    assert loads_rule()
+    engine.set_buffer(rule, "---\npaths: ['src/**']\n---\n# Style\n- tabs, not spaces\n")
+    engine.check()
+    assert not loads_rule()

@@ -46,7 +46,8 @@ class Engine:
         self.root = Path(os.path.abspath(root))
         self.settings = settings or Settings()
         self.config = config or CheckConfig()
-        self.fs = FileSystem(max_bytes=self.settings.max_file_bytes)
+        self.fs = FileSystem(max_bytes=self.settings.max_file_bytes,
+                             config_dirs=(str(self.settings.claude_dir), str(self.settings.managed_dir)))
         self.counter = TokenCounter(factor_for(self.settings.model, self.settings.token_factor),
                                     token_cache if token_cache is not None else {})
         self.lock = threading.RLock()
@@ -112,7 +113,7 @@ class Engine:
         markdown or text file) can change findings; source files only matter when read."""
         if path.name in ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".ctxls.toml", "pyproject.toml"):
             return True
-        if ".claude" in path.parts or path.suffix.lower() in (".md", ".markdown", ".mdx", ".txt"):
+        if self.fs.in_config_dir(path) or path.suffix.lower() in (".md", ".markdown", ".mdx", ".txt"):
             return True
         return False
 
@@ -146,7 +147,7 @@ class Engine:
         else:
             self._dirty_paths.add(path)
             self._before.setdefault(path, before.text if before is not None else None)
-        if structural or ".claude" in path.parts or self._index is None:
+        if structural or self.fs.in_config_dir(path) or self._index is None:
             if structural:
                 self._index = None
             self._sessions.clear()

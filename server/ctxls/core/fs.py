@@ -71,6 +71,9 @@ class FileSystem:
     elsewhere_dirs: list[Path] = field(default_factory=list)
     """Directories another process listed."""
     _memo_base: int | None = None
+    config_dirs: tuple[str, ...] = ()
+    """Directories whose files parse into rule and skill sets like a `.claude/` does, whatever their name (a
+    configured `CLAUDE_CONFIG_DIR`, the managed settings directory): set by whoever knows the settings."""
     """Size of `memo` at the first content change after it was last emptied (see `changed`)."""
 
     def set_overlay(self, path: Path, text: str | None) -> bool:
@@ -116,9 +119,16 @@ class FileSystem:
             self.memo.clear()
             self._memo_base = None
             return
-        if ".claude" in path.parts:
+        if self.in_config_dir(path):
             for k in [k for k in self.memo if k[0] in ("rules", "rules-scan", "skills")]:
                 del self.memo[k]
+
+    def in_config_dir(self, path: Path) -> bool:
+        """Under a `.claude/` or one of `config_dirs`: a change there can change which rules and skills load."""
+        if ".claude" in path.parts:
+            return True
+        s = str(path)
+        return any(s.startswith(d + os.sep) for d in self.config_dirs)
 
     def invalidate(self, path: Path | None = None) -> None:
         """Forget everything cached (``path`` None) or everything about ``path``."""
