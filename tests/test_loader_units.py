@@ -175,3 +175,58 @@ def test_a_rules_scan_shared_by_sessions_follows_edits(tmp_path: Path, tier: str
 
     assert on_touch(repo)
     assert on_touch(repo / "a") == (tier == "project")
+
+
+def test_snapshot_real_paths_match_os_realpath(tmp_path: Path) -> None:
+    """`FileSystem.realpath` derives a path's real path from its directory's when the path is no symlink; it must
+    equal os.path.realpath, memoised or not, for links to directories and files, relative links, loops,
+    dangling links, `..` links, missing paths, the root and relative paths."""
+    import os
+
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "b" / "f.md").write_text("x")
+    (tmp_path / "link_dir").symlink_to(tmp_path / "a")
+    (tmp_path / "a" / "rel").symlink_to("b")
+    (tmp_path / "a" / "b" / "lf.md").symlink_to("f.md")
+    (tmp_path / "a" / "flink.md").symlink_to(tmp_path / "a" / "b" / "f.md")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere" / "x")
+    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+    (tmp_path / "self").symlink_to(tmp_path / "self")
+    (tmp_path / "up").symlink_to("..")
+    fs = FileSystem()
+    for rel in ("a/b/f.md", "link_dir/b/f.md", "a/rel/f.md", "link_dir/rel/lf.md", "a/b/lf.md", "a/flink.md",
+                "link_dir/flink.md", "dangling", "dangling/more.md", "loop1/x.md", "self", "self/x.md",
+                "missing/dir/f.md", "link_dir/b/missing.md", "up/x/y.md", "link_dir", "a/b", ".", "a/../a/b"):
+        p = tmp_path / rel
+        for _ in range(2):  # computed, then memoised; as a Path and as a string
+            assert fs.realpath(p) == os.path.realpath(p), rel
+            assert fs.realpath(str(p)) == os.path.realpath(p), rel
+    assert fs.realpath(Path("/")) == "/"
+    assert fs.realpath(Path("relative/x.md")) == os.path.realpath("relative/x.md")
+
+
+def test_shared_skill_listings_do_not_share_skill_objects(tmp_path: Path) -> None:
+    """Skills are parsed once per snapshot, but each listing (budget applied) holds its own copies."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    for name in ("one", "two"):
+        d = repo / ".claude" / "skills" / name
+        d.mkdir(parents=True)
+        d.joinpath("SKILL.md").write_text(f"---\ndescription: {name * 50}\n---\nbody\n")
+    sub = repo / "sub" / ".claude" / "skills" / "three"
+    sub.mkdir(parents=True)
+    sub.joinpath("SKILL.md").write_text("---\ndescription: three\n---\n")
+    settings = Settings(home=tmp_path / "home", managed_dir=tmp_path / "managed", skill_budget_chars=150)
+    fs = FileSystem()
+    top = load_session(repo, (), settings, root=repo, fs=fs)
+    below = load_session(repo / "sub", (), settings, root=repo, fs=fs)
+    assert top.skills is not None and below.skills is not None
+    assert len(below.skills.skills) == 3 and any(s.description_dropped for s in top.skills.skills)
+    assert {id(s) for s in top.skills.skills}.isdisjoint(id(s) for s in below.skills.skills)
+    fresh = load_session(repo, (), settings, root=repo)
+    assert top.skills == fresh.skills
+    assert [b.text for b in top.blocks] == [b.text for b in fresh.blocks]
+    fresh_below = load_session(repo / "sub", (), settings, root=repo)
+    assert below.skills == fresh_below.skills
+    assert [(b.text, b.cut, b.tokens) for b in below.blocks] == [(b.text, b.cut, b.tokens) for b in fresh_below.blocks]

@@ -212,7 +212,6 @@ def test_quoted_examples_in_a_skill_are_not_injection(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------- shortcuts vs the plain way
 # Each shortcut of the two rules must agree with what it replaces, on random and adversarial text: trigger words
 # without a match, mixed case, unicode, CRLF, tabs, runs of blank lines.
-import os
 import re
 
 from ctxls.core.rules import security as S
@@ -386,24 +385,3 @@ def test_assignment_search_by_line_is_the_whole_text_search() -> None:
         assert got == [(m.span(), m.groupdict()) for m in rx.finditer(low)], low
         hits += bool(got)
     assert hits > 400
-
-
-def test_realpaths_agree_with_os_realpath(tmp_path: Path) -> None:
-    (tmp_path / "a" / "b").mkdir(parents=True)
-    (tmp_path / "a" / "b" / "f.md").write_text("x")
-    (tmp_path / "link_dir").symlink_to(tmp_path / "a")
-    (tmp_path / "a" / "rel").symlink_to("b")
-    (tmp_path / "a" / "b" / "lf.md").symlink_to("f.md")
-    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere" / "x")
-    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
-    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
-    (tmp_path / "up").symlink_to("..")
-    ws = Workspace(tmp_path, Settings(home=tmp_path / "home"), CheckConfig())
-    real = S._realpaths(ws)
-    for rel in ("a/b/f.md", "link_dir/b/f.md", "a/rel/f.md", "link_dir/rel/lf.md", "a/b/lf.md", "dangling",
-                "dangling/more.md", "loop1/x.md", "missing/dir/f.md", "up/x/y.md", "link_dir", "a/b", "."):
-        p = tmp_path / rel
-        assert real(p) == os.path.realpath(p), rel
-        assert real(p) == os.path.realpath(p), rel  # memoised answer
-    assert real(Path("/")) == "/"
-    assert real(Path("relative/x.md")) == os.path.realpath("relative/x.md")

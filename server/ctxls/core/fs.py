@@ -62,7 +62,7 @@ class FileSystem:
     _overlay_mtime: dict[Path, tuple[int, int]] = field(default_factory=dict)
     _cache: dict[Path, SourceText] = field(default_factory=dict)
     _listings: dict[Path, dict[str, str]] = field(default_factory=dict)
-    _real: dict[Path, str] = field(default_factory=dict)
+    _real: dict[str, str] = field(default_factory=dict)
     memo: dict = field(default_factory=dict)
     reads: int = 0
     elsewhere: dict[str, list[int]] = field(default_factory=dict)
@@ -164,14 +164,28 @@ class FileSystem:
     def prime_listing(self, d: Path, names: dict[str, str]) -> None:
         self._listings[d] = names
 
-    def realpath(self, path: Path) -> str:
-        got = self._real.get(path)
+    def realpath(self, path: Path | str) -> str:
+        """``os.path.realpath(path)``, memoised for the snapshot (a structural change forgets it). A path that is
+        no symlink is resolved from its parent directory's real path and one `lstat`, where a full realpath
+        stats every component: directories are shared by many files."""
+        s = path if type(path) is str else os.fspath(path)
+        got = self._real.get(s)
         if got is None:
-            try:
-                got = os.path.realpath(path)
-            except (OSError, ValueError):
-                got = str(path)
-            self._real[path] = got
+            parent, name = os.path.split(s)
+            got = None
+            if parent and name and parent != s and name not in (".", ".."):
+                try:
+                    plain = not _stat.S_ISLNK(os.lstat(s).st_mode)
+                except (OSError, ValueError):
+                    plain = False  # missing, a loop on the way...: os.path.realpath judges
+                if plain:
+                    got = os.path.join(self.realpath(parent), name)
+            if got is None:
+                try:
+                    got = os.path.realpath(s)
+                except (OSError, ValueError):
+                    got = s
+            self._real[s] = got
         return got
 
     def stat(self, path: Path) -> os.stat_result | None:

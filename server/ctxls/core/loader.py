@@ -163,11 +163,7 @@ def walk_dirs(start_dir: Path, settings: Settings, fs: FileSystem | None = None)
     """Directories of the upward walk, outermost first, ending at start_dir. The filesystem root itself is
     excluded (spec A1); a ceiling, when set and above start_dir, is the outermost directory."""
     if fs is not None:  # share Path objects across sessions (their hashes are cached)
-        key = ("walk", start_dir, settings.ceiling)
-        got = fs.memo.get(key)
-        if got is None:
-            got = fs.memo[key] = walk_dirs(start_dir, settings)
-        return got
+        return _walk_memo(str(start_dir), settings.ceiling, fs)
     dirs: list[Path] = []
     d = start_dir
     ceiling = settings.ceiling
@@ -180,6 +176,22 @@ def walk_dirs(start_dir: Path, settings: Settings, fs: FileSystem | None = None)
         d = d.parent
     dirs.reverse()
     return dirs
+
+
+def _walk_memo(sd: str, ceiling: Path | None, fs: FileSystem) -> list[Path]:
+    """`walk_dirs` memoized per directory (by string: cheaper than Path), a directory's walk being its
+    parent's plus itself, so sessions in sibling directories share their ancestors' Path objects."""
+    key = ("walk", sd, ceiling)
+    got = fs.memo.get(key)
+    if got is None:
+        parent = os.path.dirname(sd)
+        if parent == sd:  # filesystem root: excluded
+            got = []
+        else:
+            d = Path(sd)
+            got = [d] if ceiling is not None and d == ceiling else _walk_memo(parent, ceiling, fs) + [d]
+        fs.memo[key] = got
+    return got
 
 
 _RELEVANT_NAMES = ("CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", ".claude", ".git")
@@ -197,7 +209,14 @@ def loads_as_parent(parent: Session, d: Path) -> bool:
     ``parent``, loads exactly what ``parent`` loads. The one difference there can be: a project import that
     lies outside ``d`` but not outside the parent's start directory is external for ``d`` (a note, or not
     loaded at all when external imports are not approved)."""
-    return not any(_external_for(b, d) and EXTERNAL_IMPORT_NOTE not in b.notes for b in parent.blocks)
+    ds = str(d)
+    inside = ds if ds.endswith(os.sep) else ds + os.sep
+    for b in parent.blocks:  # `_external_for` inlined: this runs for every block of every inert directory
+        if b.kind == M.IMPORT and b.tier in ("Project", "Local") and b.source is not None:
+            src = str(b.source)
+            if src != ds and not src.startswith(inside) and EXTERNAL_IMPORT_NOTE not in b.notes:
+                return False
+    return True
 
 
 def is_within(path: Path, base: Path) -> bool:
@@ -213,6 +232,14 @@ class _Rule:
     globs: PathGlobs
     tier: str
     frontmatter_error: str | None = None
+
+
+def _rebased(rule: _Rule, base: Path) -> _Rule:
+    """``rule`` with another base (dataclasses.replace, without its cost)."""
+    r = object.__new__(_Rule)
+    r.__dict__.update(rule.__dict__)
+    r.base = base
+    return r
 
 
 EXTERNAL_IMPORT_NOTE = "external import (outside the start directory): loads only after the one-time approval"
@@ -258,6 +285,7 @@ class ClaudeCodeLoader:
     skills: list[SkillInfo] = field(default_factory=list)
     listing: SkillListing | None = None
     _skills_shared: bool = False
+    _listing_cache: list | None = None
     prefixes: dict | None = None
     """Shared by the sessions of one batch (`load_session(prefixes=...)`): the loader's state after the walk
     reached each directory, so a session started below it continues from there instead of loading every
@@ -397,8 +425,12 @@ class ClaudeCodeLoader:
     # ------------------------------------------------------------------ rules
     def _rules_in(self, claude_dir: Path, base: Path, tier: str) -> list[_Rule]:
         """All `.md` under `claude_dir/rules`, recursively, symlinks followed, cycles handled, sorted."""
-        root = claude_dir / "rules"
-        if not self.fs.is_dir(root):
+        # `claude_dir/rules` as one Path object per snapshot, or None when no such directory (structural)
+        root = self.fs.memo.get(("rules-root", claude_dir), claude_dir)
+        if root is claude_dir:
+            root = claude_dir / "rules"
+            root = self.fs.memo[("rules-root", claude_dir)] = root if self.fs.is_dir(root) else None
+        if root is None:
             return []
         key = ("rules", root, base, tier, self.settings.paths_md_root_only)
         got = self.fs.memo.get(key)
@@ -412,7 +444,7 @@ class ClaudeCodeLoader:
             rules, unlisted = scanned
             for d, reason in unlisted:  # reported by each session that scans, as when each scanned itself
                 self._skip(d, reason, M.STARTUP, M.RULE)
-            got = self.fs.memo[key] = [r if r.base == base else dataclasses.replace(r, base=base) for r in rules]
+            got = self.fs.memo[key] = [r if r.base == base else _rebased(r, base) for r in rules]
         return got
 
     def _scan_rules(self, root: Path, base: Path, tier: str) -> tuple[list[_Rule], list[tuple[Path, str]]]:
@@ -552,13 +584,16 @@ class ClaudeCodeLoader:
         approved = self.settings.external_imports_approved
         if not approved and not is_within(start, recorder):
             return False
+        ds = str(start)
+        inside = ds if ds.endswith(os.sep) else ds + os.sep
         own = []
         for b in blocks:
             c = object.__new__(Block)
             c.__dict__.update(b.__dict__)
             c.notes = list(b.notes)
-            external = _external_for(c, start)
-            if external is not None:
+            if b.kind == M.IMPORT and b.tier in ("Project", "Local") and b.source is not None:  # `_external_for`
+                src = str(b.source)
+                external = src != ds and not src.startswith(inside)
                 if external and not approved:
                     return False
                 _mark_external(c.notes, external)
@@ -583,7 +618,12 @@ class ClaudeCodeLoader:
         s = self.settings
         if not s.auto_memory_enabled:
             return None
-        path = auto_memory_dir(self.start_dir, s, self.fs) / "MEMORY.md"
+        # One Path object per project (git root) and snapshot: its hash is computed once, not per session
+        project = find_git_root(self.start_dir, self.fs) or self.start_dir
+        key = ("memory-file", project, s.auto_memory_dir, s.config_dir, s.home)
+        path = self.fs.memo.get(key)
+        if path is None:
+            path = self.fs.memo[key] = auto_memory_dir(self.start_dir, s, self.fs) / "MEMORY.md"
         if not self.fs.is_file(path):
             return None
         real = self._real(path)
@@ -643,10 +683,21 @@ class ClaudeCodeLoader:
             found += [(p, "command") for p in command_files(s.claude_dir, self.fs)]
             for b in contributing:
                 found += [(p, "command") for p in command_files(b, self.fs)]
-            skills = self._dedupe_skills(parse_skill(p, scope, self.fs, s) for p, scope in found)
-            got = self.fs.memo[key] = (skills, build_listing(skills, s))
-        self.skills, self.listing = got
+            skills = self._dedupe_skills([self._parsed_skill(p, scope) for p, scope in found])
+            # the third item: the startup listing block's (text, cut, tokens), rendered once (`_listing_block`)
+            got = self.fs.memo[key] = (skills, build_listing(skills, s), [])
+        self.skills, self.listing, self._listing_cache = got
         self._skills_shared = True
+
+    def _parsed_skill(self, path: Path, scope: str) -> tuple[SkillInfo, str]:
+        """``path`` parsed as a ``scope`` skill, with its real path, once per snapshot. The SkillInfo is a
+        template: listings mutate theirs, so `_dedupe_skills` hands out copies."""
+        s = self.settings
+        key = ("skills", "parsed", path, scope, s.skill_desc_cap, s.paths_md_root_only)
+        got = self.fs.memo.get(key)
+        if got is None:
+            got = self.fs.memo[key] = (parse_skill(path, scope, self.fs, s), self._real(path))
+        return got
 
     def _contributing(self, d: Path, top: Path) -> tuple[Path, ...]:
         """The `.claude` directories with skills or commands from ``d`` up to ``top``, nearest first (memoized
@@ -655,7 +706,9 @@ class ClaudeCodeLoader:
         got = self.fs.memo.get(key)
         if got is None:
             cd = self._probe(d).claude_dir
-            own = (cd,) if skill_dirs(cd, self.fs) or command_files(cd, self.fs) else ()
+            # no `.claude` directory (most directories): nothing to list (listing it would fail anyway)
+            own = (cd,) if self.fs.listing(d).get(".claude") == "d" and (
+                skill_dirs(cd, self.fs) or command_files(cd, self.fs)) else ()
             got = own if d == top or d.parent == d else own + self._contributing(d.parent, top)
             self.fs.memo[key] = got
         return got
@@ -666,16 +719,18 @@ class ClaudeCodeLoader:
             self.skills = [dataclasses.replace(x) for x in self.skills]
             self._skills_shared = False
 
-    def _dedupe_skills(self, found: Iterable[SkillInfo]) -> list[SkillInfo]:
-        """Precedence: managed > personal > project (nearest first) > command; same real path loads once."""
+    def _dedupe_skills(self, found: Iterable[tuple[SkillInfo, str]]) -> list[SkillInfo]:
+        """Precedence: managed > personal > project (nearest first) > command; same real path loads once.
+        ``found``: (template, real path) pairs (`_parsed_skill`); the result holds fresh copies."""
         by_name: dict[str, SkillInfo] = {}
         seen_real: set[str] = set()
         out: list[SkillInfo] = []
-        for sk in found:
-            real = self._real(sk.source)
+        for template, real in found:
             if real in seen_real:
                 continue
             seen_real.add(real)
+            sk = object.__new__(SkillInfo)  # a shallow copy, as dataclasses.replace makes, without its cost
+            sk.__dict__.update(template.__dict__)
             winner = by_name.get(sk.name)
             if winner is not None:
                 sk.listed = False
@@ -690,17 +745,32 @@ class ClaudeCodeLoader:
     def _listing_block(self, trigger: str, entries: Sequence[SkillInfo]) -> None:
         if trigger != M.STARTUP:
             self.listing = build_listing(self.skills, self.settings)
+        # A startup listing of shared skills is the same for every session sharing them: render it once.
+        cache = self._listing_cache if trigger == M.STARTUP and self._skills_shared else None
+        if cache and cache[0] is self.counter:
+            _, text, cut, tokens = cache
+        else:
+            text, cut = self._render_listing(entries)
+            tokens = self.counter.count(text) if cache is not None and text else 0
+            if cache is not None:
+                cache[:] = (self.counter, text, cut, tokens)
+        if not text:
+            return
+        blk = Block(M.SKILL_LISTING, trigger, text, startup=trigger == M.STARTUP, cut=cut)
+        if tokens:  # counted here for a shared listing (`finish` counts the others)
+            blk.tokens, blk.estimated = tokens, self.counter.estimated
+        self.blocks.append(blk)
+
+    def _render_listing(self, entries: Sequence[SkillInfo]) -> tuple[str, str | None]:
         listing = self.listing
         shown = [e for e in entries if e.listed]
         text = render_listing(shown)
-        if not text:
-            return
-        blk = Block(M.SKILL_LISTING, trigger, text, startup=trigger == M.STARTUP)
+        cut = None
         dropped = sum(1 for e in shown if e.description_dropped)
-        if dropped:
-            blk.cut = (f"descriptions of {dropped} of {len(shown)} skills dropped: listing needs "
-                       f"{listing.full_chars:,} chars, budget {listing.budget_chars:,}")
-        self.blocks.append(blk)
+        if text and dropped:
+            cut = (f"descriptions of {dropped} of {len(shown)} skills dropped: listing needs "
+                   f"{listing.full_chars:,} chars, budget {listing.budget_chars:,}")
+        return text, cut
 
     # ------------------------------------------------------------------ touches
     def touch(self, target: Path) -> None:

@@ -56,7 +56,7 @@ def _loaded_files(ws: Workspace) -> list[_Src]:
     out: list[_Src] = []
     seen: set[str] = set()
     todo: list[tuple[FileInfo, int]] = []
-    realpath = _realpaths(ws)
+    realpath = ws.fs.realpath
     with ws.unscoped():
         found = sources(ws, *_LOADED_KINDS)
     for fi in found:
@@ -83,34 +83,6 @@ def _loaded_files(ws: Workspace) -> list[_Src]:
             todo.append((tfi, depth + 1))
     _LOADED[ws] = out
     return out
-
-
-def _realpaths(ws: Workspace):
-    """``os.path.realpath`` for many paths at once: each directory is resolved once, from its parent's real path
-    and one `lstat` (a full `realpath` stats every component of every path: most of the time of this rule's
-    first call on a large workspace). Memoised for the snapshot, like `ws.fs.realpath` (a structural change
-    clears both)."""
-    memo = ws.fs.memo.get(_REAL_KEY)
-    if memo is None:
-        memo = ws.fs.memo[_REAL_KEY] = {}
-
-    def real(path) -> str:
-        s = os.fspath(path)
-        got = memo.get(s)
-        if got is None:
-            parent, name = os.path.split(s)
-            if not name or not parent or parent == s or "\0" in s or name in (".", ".."):
-                got = ws.fs.realpath(Path(s))  # the root, a relative or odd path: the plain way
-            else:
-                j = os.path.join(real(parent), name)
-                got = os.path.realpath(j) if os.path.islink(j) else j
-            memo[s] = got
-        return got
-
-    return real
-
-
-_REAL_KEY = ("ctxls.rules.security.realpaths",)
 
 
 def _import_targets(ws: Workspace, fi: FileInfo) -> list[Path]:
