@@ -219,7 +219,7 @@ def loads_as_parent(parent: Session, d: Path) -> bool:
     return True
 
 
-def is_within(path: Path, base: Path) -> bool:
+def is_within(path: Path | str, base: Path | str) -> bool:
     p, b = str(path), str(base)
     return p == b or p.startswith(b if b.endswith(os.sep) else b + os.sep)
 

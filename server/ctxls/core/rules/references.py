@@ -254,7 +254,7 @@ class _Checker:
         workspace the scan answers; ``probe`` asks the file system too (symlinked dirs, files created since)."""
         if b.rel is None:
             p = os.path.normpath(os.path.join(b.abs, path))
-            if not _within_str(p, b.abs):
+            if not is_within(p, b.abs):
                 return None
             return os.path.exists(p)
         r = f"{b.rel}/{path}" if b.rel else path
@@ -643,7 +643,7 @@ def _indented_code(body: str) -> frozenset[int]:
 def _ancestor_bases(d: str, root: str) -> list[_Base]:
     """Bases of directory ``d`` and every directory up to ``root`` (just ``root`` when ``d`` is outside it).
     Both are normalised absolute paths; plain string operations (pathlib is slow at this rate)."""
-    if not _within_str(d, root):
+    if not is_within(d, root):
         return [_Base(root, "")]
     prefix = root if root.endswith(os.sep) else root + os.sep
     out = []
@@ -655,11 +655,6 @@ def _ancestor_bases(d: str, root: str) -> list[_Base]:
         d = parent
     out.append(_Base(root, ""))
     return out
-
-
-
-def _within_str(p: str, base: str) -> bool:
-    return p == base or p.startswith(base if base.endswith(os.sep) else base + os.sep)
 
 
 def _name_index(ws: Workspace) -> _Names:
