@@ -263,7 +263,7 @@ def test_no_precount_for_rules_that_need_no_directory_sessions(monorepo, forks, 
 
 
 def test_a_kept_token_cache_is_not_counted_or_listed_twice(monorepo, forks, monkeypatch) -> None:
-    from ctxls.core import budget
+    from ctxls.core import budget, tokens
 
     repo, home = monorepo
     first = _ws(repo, home)
@@ -271,7 +271,11 @@ def test_a_kept_token_cache_is_not_counted_or_listed_twice(monorepo, forks, monk
     calls: list[int] = []
     real = budget.startup_texts
     monkeypatch.setattr(budget, "startup_texts", lambda *a, **k: calls.append(1) or real(*a, **k))
+    loads: list[int] = []  # asked for the tokenizer in this process (never needed: every count is kept)
+    real_encoder = tokens._encoder
+    monkeypatch.setattr(tokens, "_encoder", lambda: loads.append(1) or real_encoder())
     ws = _ws(repo, home)
     ws.counter.cache = dict(first.counter.cache)
     run_checks(ws, jobs=2)
     assert forks == [1] and calls == [1] and ws._prefetched and ws.counter.misses == 0
+    assert loads == []

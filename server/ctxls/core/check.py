@@ -471,10 +471,10 @@ _ALL_SESSIONS = ("CTX101", "CTX102", "CTX2", "CTX602")
 
 def _run_split(ws: Workspace, selected: list[str]) -> dict[str, tuple[list[Finding], str | None]] | None:
     """Run the selected rules on two cores: fork right after the scan (the child inherits the index, the
-    file cache and the loaded tokenizer), let the child run the rules that need no sessions and send back
-    their findings, what it read (so a result cache built from this workspace still sees every file the
-    analysis depended on) and the token counts it made, while this process builds the sessions and runs
-    `_SESSION_RULES`. A rule in the child that does ask for sessions still gets them (computed there), so the
+    file cache and, when there is anything to count, the tokenizer), let the child run the rules that need no
+    sessions and send back their findings, what it read (so a result cache built from this workspace still
+    sees every file the analysis depended on) and the token counts it made, while this process builds the
+    sessions and runs `_SESSION_RULES`. A rule in the child that does ask for sessions still gets them (computed there), so the
     split never changes a result. None when forking is unavailable or unsafe; on any failure of the child its
     rules run here, so the result is always the serial one."""
     import pickle
@@ -488,17 +488,12 @@ def _run_split(ws: Workspace, selected: list[str]) -> dict[str, tuple[list[Findi
     if not theirs or not ours:
         return None
     ws.index  # shared by both sides: scan before the fork
-    try:
-        _encoder()
-        counting = True
-    except Exception:  # the rules that count tokens report it, one by one, as in a serial run
-        counting = False
     # The sessions this side builds first ask for the startup renderings of every instruction file, and the
     # file budget (CTX101) for each one's content: the child counts half of them (by size) and sends the
     # counts back before it starts on its rules.
     mine: dict[str, str] = {}
     given: dict[str, str] = {}
-    if counting and not ws._sessions and not ws._prefetched and any(c.startswith(_ALL_SESSIONS) for c in ours):
+    if not ws._sessions and not ws._prefetched and any(c.startswith(_ALL_SESSIONS) for c in ours):
         from .budget import startup_texts
 
         try:
@@ -507,7 +502,14 @@ def _run_split(ws: Workspace, selected: list[str]) -> dict[str, tuple[list[Findi
             todo = {}
         else:
             ws._prefetched = not todo  # all counted already (a kept token cache)
-        if sum(map(len, todo.values())) >= _SPLIT_TOKENIZE_CHARS:
+        if todo:
+            # Loaded once, here, for both sides. With every count cached it is never loaded before the fork:
+            # a side that meets an uncounted text later loads it then (0.1 s).
+            try:
+                _encoder()
+            except Exception:  # the rules that count tokens report it, one by one, as in a serial run
+                todo = {}
+        if todo and sum(map(len, todo.values())) >= _SPLIT_TOKENIZE_CHARS:
             mine, given = _halves(todo)
         else:
             mine = todo
@@ -556,6 +558,7 @@ def _run_split(ws: Workspace, selected: list[str]) -> dict[str, tuple[list[Findi
     os.close(wfd)
     os.close(tfd_w)
     if mine or given:
+        counting = True
         try:
             ws.counter.encode_missing(mine)
         except Exception:  # the rules that count tokens report it, as in a serial run
