@@ -172,7 +172,6 @@ class FileSystem:
         got = self._real.get(s)
         if got is None:
             parent, name = os.path.split(s)
-            got = None
             if parent and name and parent != s and name not in (".", ".."):
                 try:
                     plain = not _stat.S_ISLNK(os.lstat(s).st_mode)

@@ -694,8 +694,7 @@ class _Analysis:
                     if f in co:
                         if first is None:
                             first = f
-                        fe = files[f]
-                        if not (fl.mask & ~fe.mask or (fl.agents and not fe.agents)) and (fl.private or not fe.private):
+                        if _file_may_rely_on(fl, files[f]):
                             fix = f  # (`_fixable` for a unit without nested items)
                             break
                 us = by_file[fu]
@@ -1000,9 +999,11 @@ def _fixable(files: list[_File], later: _Unit, earlier: _Unit) -> bool:
     relies on a Claude-only file (other agents read AGENTS.md alone)."""
     if later.nested:
         return False
-    if later.fid == earlier.fid:
-        return True
-    fl, fe = files[later.fid], files[earlier.fid]
+    return later.fid == earlier.fid or _file_may_rely_on(files[later.fid], files[earlier.fid])
+
+
+def _file_may_rely_on(fl: _File, fe: _File) -> bool:
+    """`_fixable`'s condition on the two files: ``fe`` loads wherever ``fl`` does, for the same readers."""
     if fl.mask & ~fe.mask or (fl.agents and not fe.agents):
         return False
     return fl.private or not fe.private
@@ -1126,7 +1127,7 @@ def _duplicate_pair(ws: Workspace, files: list[_File], f: _File, g: _File) -> tu
         n = (f.mask & g.mask).bit_count()
         where = f"{_rel(ws, g)}:"
     each = "in 1 session" if n == 1 else f"in each of {n} sessions"
-    fixable = f is g or (not (f.mask & ~g.mask or (f.agents and not g.agents)) and (f.private or not g.private))
+    fixable = f is g or _file_may_rely_on(f, g)
     if f.agents and not g.agents:
         tail = (f"; other agents read AGENTS.md without {g.path.name}: delete the copy there instead "
                 f"(or import @AGENTS.md from it)")
