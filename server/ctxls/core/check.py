@@ -52,6 +52,9 @@ class CheckConfig:
     """Jaccard similarity of content-word sets (function, modal and negation words and numbers left out; see
     CTX202) at or above which two instructions are near-duplicates."""
     duplicate_min_words: int = 4
+    git_history: bool = True
+    """Say which version of a diverged instruction (CTX202) is newer from git history (`git blame` of the two
+    versions' lines) when the files are tracked, rather than from file modification times alone."""
     critical_depth_fraction: float = 0.5
     """A MUST/NEVER line past this fraction of a long always-loaded file is buried."""
     critical_min_lines: int = 60
@@ -88,6 +91,11 @@ class CheckConfig:
             elif key == "fail_level":
                 if value not in SEVERITIES:
                     errors.append(f"[check] fail_level must be one of {', '.join(SEVERITIES)}")
+                    continue
+                changes[key] = value
+            elif isinstance(getattr(cls(), key), bool):
+                if not isinstance(value, bool):
+                    errors.append(f"[check] {raw} must be true or false")
                     continue
                 changes[key] = value
             else:

@@ -51,6 +51,7 @@ from pathlib import Path
 from .. import model as M
 from ..check import Workspace, order_key, same_items
 from ..findings import Edit, Finding, Fix, Related, Span
+from ..history import Change, History, latest
 from ..markdown import prepare, structure
 from . import rule
 
@@ -751,6 +752,8 @@ class _Analysis:
                 ws.counter.prefetch(dict.fromkeys(_text(self.files[u.fid], u) for u in missing))
         build = _duplicate_finding if exact else _diverged_finding
         memo: dict = {}  # what findings of one pair of files, or of one unit, share (see the builders)
+        if not exact and todo and ws.config.git_history:
+            memo[_HISTORY] = _line_changes(ws, self.files, [self.matches[uid] for uid in todo if uid not in self.found])
         found, matches, files = self.found, self.matches, self.files
         for uid in todo:
             f = found.get(uid)
@@ -1155,8 +1158,11 @@ def _duplicate_pair(ws: Workspace, files: list[_File], f: _File, g: _File) -> tu
               "<!-- services/api/CLAUDE.md -->\n- Database migrations should be reversible.\n```",
       fix="Decide which version is right, update it, and delete the other copy (or keep it only where it "
           "applies). The finding sits on the copy that loads later, quotes the other version, points at it, "
-          "and says which file is newer by file modification time. There is no automatic fix; a manual quick "
-          "fix can replace the older version with the newer one.")
+          "and says which version is newer: by git history when both files are tracked (`git blame` of the two "
+          "versions' own lines, so an unrelated edit elsewhere in a file does not count; uncommitted and unsaved "
+          "changes are the newest), else by file modification time. `[check] git_history = false` uses "
+          "modification times only. There is no automatic fix; a manual quick fix can replace the older "
+          "version with the newer one.")
 def diverged_instruction(ws: Workspace):
     return _analyse(ws).findings(ws, exact=False)
 
@@ -1168,14 +1174,8 @@ def _diverged_finding(ws: Workspace, files: list[_File], m: _Match, memo: dict |
     f, g = files[u.fid], files[v.fid]
     n = f.mask.bit_count() if u.fid == v.fid else (f.mask & g.mask).bit_count()
     fixes = []
-    if u.fid == v.fid:
-        age = "both versions are in this file"
-    elif abs(f.mtime_ns - g.mtime_ns) < 1_000_000_000:
-        age = "both files have the same modification time"
-    else:
-        newer_here = f.mtime_ns > g.mtime_ns
-        age = ("this version is newer by file modification time" if newer_here
-               else "the other version is newer by file modification time")
+    age, newer_here = _age(f, u, g, v, memo.get(_HISTORY) if memo is not None else None)
+    if newer_here is not None:
         (old_f, old_u), (new_f, new_u) = ((g, v), (f, u)) if newer_here else ((f, u), (g, v))
         fixes.append(Fix(f"Replace the older version in {_rel(ws, old_f)} with the newer one",
                          (Edit(old_f.path, Span(old_u.start, 0, old_u.end, len(old_f.lines[old_u.end])),
@@ -1189,6 +1189,62 @@ def _diverged_finding(ws: Workspace, files: list[_File], m: _Match, memo: dict |
            f"{_plural(n, 'session')}; {age}: keep one up-to-date version")
     return Finding("CTX202", "warning", f.path, _span(f, u), msg, related=[other[1]], fixes=fixes,
                    data={"similarity": round(m.similarity, 3), "sessions": n})
+
+
+_HISTORY = ("git-history",)  # the batch memo's entry for the line changes git reported (see `_line_changes`)
+
+
+def _line_changes(ws: Workspace, files: list[_File], matches: list[_Match]) -> dict[str, dict[int, Change]]:
+    """What git says of the lines of both versions of each diverged pair (by the file's real path); {} when
+    the workspace is not in a repository with commits. One `History` per file-system snapshot, so a
+    long-lived one asks git again only about files whose content changed."""
+    key = ("history", ws.root)
+    history = ws.fs.memo.get(key)
+    if history is None:
+        history = ws.fs.memo[key] = History(ws.root)
+    requests: dict[Path, tuple[str, list[tuple[int, int]]]] = {}
+    for m in matches:
+        for u in (m.later, m.earlier):
+            f = files[u.fid]
+            got = requests.get(Path(f.real))
+            if got is None:
+                got = requests[Path(f.real)] = (f.text, [])
+            got[1].append((u.start, u.end))
+    if not requests:
+        return {}
+    changes = history.changes(requests)
+    if history.git_dir is not None:
+        # The answers depend on the history: a commit or checkout rewrites the git directory, and listing it
+        # here puts it in what a stored report is checked against.
+        ws.fs.listing(Path(history.git_dir))
+    return {str(p): c for p, c in changes.items()}
+
+
+def _age(f: _File, u: _Unit, g: _File, v: _Unit, changes: dict[str, dict[int, Change]] | None
+         ) -> tuple[str, bool | None]:
+    """Which version of a diverged pair is newer: the message part, and True (``u``'s), False (``v``'s) or
+    None (neither). Git history of the two versions' own lines when both files are tracked (a fresh clone
+    gives every file the same modification time), else the files' modification times."""
+    if changes:
+        a, b = changes.get(f.real), changes.get(g.real)
+        cu = latest(a, u.start, u.end) if a is not None else None
+        cv = latest(b, v.start, v.end) if b is not None else None
+        if cu is not None and cv is not None:
+            if cu.commit is None and cv.commit is None:
+                return "both versions have uncommitted changes", None
+            if cu.commit is not None and cv.commit is not None and (cu.commit == cv.commit or cu.time == cv.time):
+                return (f"both versions were last changed in the same commit ({cu.commit[:7]})"
+                        if cu.commit == cv.commit else "both versions were last committed at the same time"), None
+            newer_here = cu.commit is None or (cv.commit is not None and cu.time > cv.time)
+            return (f"{'this' if newer_here else 'the other'} version is newer by git history (this one: "
+                    f"{cu.label}; the other: {cv.label})"), newer_here
+    if u.fid == v.fid:
+        return "both versions are in this file", None
+    if abs(f.mtime_ns - g.mtime_ns) < 1_000_000_000:
+        return "both files have the same modification time", None
+    newer_here = f.mtime_ns > g.mtime_ns
+    return ("this version is newer by file modification time" if newer_here
+            else "the other version is newer by file modification time"), newer_here
 
 
 def _rewrite(old_f: _File, old_u: _Unit, new_f: _File, new_u: _Unit) -> str:

@@ -1,0 +1,188 @@
+"""Which version of a diverged instruction (CTX202) is newer, from git history: `core/history.py` against a
+real git binary on repositories built here with fixed commit dates, and its fallbacks to modification times."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ctxls.core import history as H
+from ctxls.core.check import CheckConfig, Workspace, run_checks
+from ctxls.core.fs import FileSystem
+from ctxls.core.settings import Settings
+
+ROOT_RULE = "- Database migrations MUST be reversible and reviewed by the data team."
+API_RULE = "- Database migrations should be reversible and reviewed by the data team."
+OLD, NEW = 1_000_000_000, 2_000_000_000  # mtimes that contradict the history (2001 and 2033)
+
+
+def git(root: Path, *args: str, date: str | None = None) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com"}
+    if date:
+        env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = date
+    return subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    p = root / rel
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text, encoding="utf-8")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """The root rule committed 2025-01-01, the API's version 2025-06-01, then an unrelated line of the root
+    file changed 2025-09-01: the root file is newer, the API's version of the rule is."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    write(root, "CLAUDE.md", f"# Project\n\n{ROOT_RULE}\n- Format the code with black before every commit.\n")
+    git(root, "add", "CLAUDE.md")
+    git(root, "commit", "-qm", "root", date="2025-01-01T12:00:00Z")
+    write(root, "api/CLAUDE.md", f"# API\n\n{API_RULE}\n")
+    git(root, "add", "api")
+    git(root, "commit", "-qm", "api", date="2025-06-01T12:00:00Z")
+    write(root, "CLAUDE.md", f"# Project\n\n{ROOT_RULE}\n- Format the code with ruff before every commit.\n")
+    git(root, "commit", "-qam", "ruff", date="2025-09-01T12:00:00Z")
+    # The modification times say the opposite of the history.
+    os.utime(root / "CLAUDE.md", (NEW, NEW))
+    os.utime(root / "api/CLAUDE.md", (OLD, OLD))
+    return root
+
+
+def diverged(root: Path, fs: FileSystem | None = None, **config):
+    settings = Settings(home=root.parent / "home", ceiling=root.parent, managed_dir=root.parent / "managed")
+    ws = Workspace(root, settings, CheckConfig(select=frozenset({"CTX202"}), **config), fs=fs)
+    res = run_checks(ws)
+    assert res.errors == []
+    return res.findings
+
+
+def test_the_versions_own_lines_decide_not_the_files(repo: Path) -> None:
+    [f] = diverged(repo)
+    assert f.path == repo / "api/CLAUDE.md"
+    assert "this version is newer by git history (this one: 2025-06-01 in " in f.message
+    assert "the other: 2025-01-01 in " in f.message
+    [fix] = f.fixes
+    assert fix.title == "Replace the older version in CLAUDE.md with the newer one"
+    assert fix.edits[0].path == repo / "CLAUDE.md" and "should be reversible" in fix.edits[0].new_text
+
+
+def test_uncommitted_changes_are_the_newest(repo: Path) -> None:
+    write(repo, "CLAUDE.md", (repo / "CLAUDE.md").read_text().replace("MUST be", "MUST always be"))
+    [f] = diverged(repo)
+    assert "the other version is newer by git history (this one: 2025-06-01 in " in f.message
+    assert "the other: uncommitted changes)" in f.message
+    [fix] = f.fixes
+    assert fix.edits[0].path == repo / "api/CLAUDE.md" and "MUST always be" in fix.edits[0].new_text
+
+
+def test_an_unsaved_editor_buffer_counts_as_uncommitted(repo: Path) -> None:
+    fs = FileSystem()
+    fs.set_overlay(repo / "CLAUDE.md", (repo / "CLAUDE.md").read_text().replace("MUST be", "MUST always be"))
+    [f] = diverged(repo, fs)
+    assert "the other: uncommitted changes)" in f.message
+
+
+def test_same_commit_names_it_and_offers_no_fix(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    write(root, "CLAUDE.md", f"{ROOT_RULE}\n")
+    write(root, "api/CLAUDE.md", f"{API_RULE}\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "both", date="2025-01-01T12:00:00Z")
+    sha = git(root, "rev-parse", "--short=7", "HEAD").strip()
+    os.utime(root / "CLAUDE.md", (NEW, NEW))
+    [f] = diverged(root)
+    assert f"both versions were last changed in the same commit ({sha})" in f.message
+    assert f.fixes == []
+
+
+def test_two_versions_in_one_file_are_dated_too(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    write(root, "CLAUDE.md", f"{ROOT_RULE}\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "one", date="2025-01-01T12:00:00Z")
+    write(root, "CLAUDE.md", f"{ROOT_RULE}\n\nMore.\n\n{API_RULE}\n")
+    git(root, "commit", "-qam", "two", date="2025-03-01T12:00:00Z")
+    [f] = diverged(root)
+    assert f.span.start_line == 4
+    assert "this version is newer by git history (this one: 2025-03-01 in" in f.message
+    assert f.fixes and f.fixes[0].edits[0].span.start_line == 0
+
+
+def test_without_git_history_modification_times_decide(repo: Path) -> None:
+    [f] = diverged(repo, git_history=False)
+    assert "the other version is newer by file modification time" in f.message
+
+
+def test_an_untracked_file_falls_back_to_modification_times(repo: Path) -> None:
+    write(repo, "web/CLAUDE.md", f"# Web\n\n{API_RULE}\n")
+    os.utime(repo / "web/CLAUDE.md", (OLD, OLD))
+    by_path = {f.path: f for f in diverged(repo)}
+    assert "newer by git history" in by_path[repo / "api/CLAUDE.md"].message
+    assert "the other version is newer by file modification time" in by_path[repo / "web/CLAUDE.md"].message
+
+
+def test_no_git_binary_falls_back_quietly(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    empty = tmp_path / "nobin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    [f] = diverged(repo)
+    assert "the other version is newer by file modification time" in f.message
+
+
+def test_a_repository_without_commits_falls_back(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    write(root, "CLAUDE.md", f"{ROOT_RULE}\n")
+    write(root, "api/CLAUDE.md", f"{API_RULE}\n")
+    os.utime(root / "CLAUDE.md", (NEW, NEW))
+    os.utime(root / "api/CLAUDE.md", (OLD, OLD))
+    [f] = diverged(root)
+    assert "the other version is newer by file modification time" in f.message
+
+
+def test_a_stored_report_goes_stale_with_a_commit(repo: Path) -> None:
+    write(repo, "CLAUDE.md", (repo / "CLAUDE.md").read_text().replace("MUST be", "MUST always be"))
+    (repo / ".git/info/exclude").write_text(".ctxls/\n")
+    env = {**os.environ, "HOME": str(repo.parent / "home")}
+
+    def check() -> str:
+        p = subprocess.run([sys.executable, "-m", "ctxls", "check", ".", "--select", "CTX202"], cwd=repo, env=env,
+                           capture_output=True, text=True, timeout=300)
+        assert p.returncode == 1, p.stderr
+        return p.stdout
+
+    assert "the other: uncommitted changes" in check()
+    git(repo, "commit", "-qam", "always", date="2025-10-01T12:00:00Z")
+    assert "the other: 2025-10-01 in " in check()  # not the stored report
+
+
+def test_parse_blame_porcelain() -> None:
+    a, b = "a" * 40, H.UNCOMMITTED
+    out = (f"{a} 1 1 2\nauthor x\nauthor-time 5\ncommitter-time 100\nfilename f\n\tone\n"
+           f"{a} 2 2\n\ttwo\n"
+           f"{b} 3 3 1\nauthor Not Committed Yet\ncommitter-time 900\nfilename f\n\tthree\n")
+    got = H.parse_blame(out)
+    assert got == {0: H.Change(100, a), 1: H.Change(100, a), 2: H.Change(900, None)}
+    assert H.latest(got, 0, 1) == H.Change(100, a)
+    assert H.latest(got, 0, 2) == H.Change(900, None)
+    assert H.latest(got, 2, 3) is None  # a line git did not answer for: no answer
+    assert H.parse_blame("garbage\n\tx\n") == {}
+
+
+def test_git_history_setting_is_validated() -> None:
+    cfg, errors = CheckConfig.from_mapping({"git-history": False})
+    assert errors == [] and cfg.git_history is False
+    _, errors = CheckConfig.from_mapping({"git_history": 1})
+    assert errors == ["[check] git_history must be true or false"]
