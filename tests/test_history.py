@@ -186,3 +186,73 @@ def test_git_history_setting_is_validated() -> None:
     assert errors == [] and cfg.git_history is False
     _, errors = CheckConfig.from_mapping({"git_history": 1})
     assert errors == ["[check] git_history must be true or false"]
+
+
+# ------------------------------------------------------------------------------------ what removed a path
+
+@pytest.fixture
+def moved(tmp_path: Path) -> Path:
+    """web.py split into src/web/ and handlers.py moved, committed 2025-02-03; a memory still names both,
+    and a file that never existed."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    write(root, "services/stats/web.py", "def stats(): ...\n")
+    write(root, "services/handlers.py", "def handle(): ...\n" * 20)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "first", date="2025-01-01T12:00:00Z")
+    git(root, "rm", "-q", "services/stats/web.py")
+    write(root, "src/web/stats.py", "from flask import Blueprint\n\nbp = Blueprint('stats', __name__)\n")
+    (root / "services/api").mkdir()
+    git(root, "mv", "services/handlers.py", "services/api/handlers.py")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "Split web.py into src/web/", date="2025-02-03T12:00:00Z")
+    write(tmp_path, "mem/MEMORY.md", "# Memory\n\n- The stats endpoints live in `web.py`.\n"
+                                     "- Request handling is in `services/handlers.py`.\n"
+                                     "- Nightly jobs are in `cronjobs.py`.\n")
+    return root
+
+
+def stale_memory(root: Path, **config):
+    settings = Settings(home=root.parent / "home", ceiling=root.parent, managed_dir=root.parent / "managed",
+                        auto_memory_dir=root.parent / "mem")
+    ws = Workspace(root, settings, CheckConfig(select=frozenset({"CTX402"}), **config))
+    res = run_checks(ws)
+    assert res.errors == []
+    return {f.span.start_line + 1: f for f in res.findings}
+
+
+def test_a_stale_memory_names_the_commit_that_deleted_the_file(moved: Path) -> None:
+    got = stale_memory(moved)
+    sha = git(moved, "rev-parse", "--short=7", "HEAD").strip()
+    assert got[3].message == ("This memory may be stale: `web.py` no longer exists: `services/stats/web.py` was "
+                              f"deleted on 2025-02-03 in {sha} (\"Split web.py into src/web/\"); update or "
+                              "delete the memory")
+    assert got[3].fixes == []
+
+
+def test_a_stale_memory_names_a_rename_and_offers_it_as_the_fix(moved: Path) -> None:
+    f = stale_memory(moved)[4]
+    assert "`services/handlers.py` was renamed to `services/api/handlers.py` on 2025-02-03 in " in f.message
+    [fix] = f.fixes
+    assert fix.title == "Replace with `services/api/handlers.py`" and fix.edits[0].new_text == "services/api/handlers.py"
+
+
+def test_a_path_git_never_had_keeps_its_plain_message(moved: Path) -> None:
+    assert stale_memory(moved)[5].message == ("This memory may be stale: `cronjobs.py` no longer exists; update or "
+                                              "delete the memory")
+
+
+def test_without_git_history_the_names_left_are_the_guess(moved: Path) -> None:
+    got = stale_memory(moved, git_history=False)
+    assert "deleted on" not in got[3].message and "was renamed" not in got[4].message
+    assert "did it move to `services/api/handlers.py`?" in got[4].message
+
+
+def test_removals_match_a_path_in_any_directory_and_are_kept_per_head(moved: Path) -> None:
+    h = H.History(moved)
+    got = h.removals(["web.py", "services/handlers.py", "never.py", "a[b]*.py"])
+    assert set(got) == {"web.py", "services/handlers.py"}
+    assert got["services/handlers.py"].renamed_to == "services/api/handlers.py"
+    assert got["web.py"].renamed_to is None and got["web.py"].path == "services/stats/web.py"
+    assert h.removals(["web.py"]) == {"web.py": got["web.py"]}  # cached for this HEAD

@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 from . import discovery as D
 from .findings import SEVERITIES, SEVERITY_RANK, Finding
 from .fs import FileSystem
+from .history import History
 from .loader import auto_memory_dir, is_inert_dir, load_session, loads_as_parent
 from .markdown import Prepared, prepare
 from .model import Session
@@ -347,6 +348,21 @@ class Workspace:
 
     def sessions_loading(self, path: Path) -> int:
         return bin(self.loads_in.get(self.fs.realpath(path), 0)).count("1")
+
+    def git(self) -> History | None:
+        """The workspace's git history, when `[check] git_history` is on and the workspace is in a repository
+        with commits (asked once per call: `HEAD` may have moved). The git directory then joins what a stored
+        report depends on: a commit or checkout rewrites it."""
+        if not self.config.git_history:
+            return None
+        key = ("history", self.root)
+        history = self.fs.memo.get(key)
+        if history is None:
+            history = self.fs.memo[key] = History(self.root)
+        if not history.refresh() or history.git_dir is None:
+            return None
+        self.fs.listing(Path(history.git_dir))
+        return history
 
     def rel(self, path: Path) -> str:
         try:

@@ -106,8 +106,8 @@ def parse_blame(out: str) -> dict[int, Change]:
 
 
 class History:
-    """Per-line change times of the files of one repository, cached by file content (so a long-lived snapshot
-    asks git again only about files that changed, and a new commit is seen through the `HEAD` it moves)."""
+    """What git knows of one workspace's files: per-line change times (cached by file content and `HEAD`, so
+    a long-lived snapshot asks git again only about files that changed) and the commits that removed paths."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -117,22 +117,30 @@ class History:
         """The repository's git directory once found: a commit or checkout changes its listing, which is how
         a cached report built from blame answers knows it is out of date."""
         self._lines: dict[tuple[str, str, int], dict[int, Change] | None] = {}
+        self._removals: dict[tuple[str, str], Removal | None] = {}
 
-    def toplevel(self) -> str | None:
-        """The repository's work tree, with `HEAD` looked up again (a long-lived snapshot outlives commits)."""
+    def refresh(self) -> bool:
+        """Find the repository and its current `HEAD` (again: a long-lived snapshot outlives commits). False
+        when there is none with commits; that answer is kept."""
         if self._top is None:
-            return None
-        cwd = self._top if isinstance(self._top, str) else str(self.root)
+            return False
         if self._top is False and not _in_repository(self.root):
             self._top = None
-            return None
+            return False
+        cwd = self._top if isinstance(self._top, str) else str(self.root)
         out = _git(["rev-parse", "--show-toplevel", "--absolute-git-dir", "HEAD"], cwd)
         got = out.split("\n") if out else []
         if len(got) >= 3 and got[0] and len(got[2]) == 40:
             self._top, self.git_dir, self._head = got[0], got[1], got[2]
-        else:
-            self._top = None
-        return self._top
+            return True
+        self._top = None
+        return False
+
+    def toplevel(self) -> str | None:
+        """The repository's work tree (looked up on first use; see `refresh`)."""
+        if self._top is False:
+            self.refresh()
+        return self._top if isinstance(self._top, str) else None
 
     def changes(self, requests: dict[Path, tuple[str, Iterable[tuple[int, int]]]]) -> dict[Path, dict[int, Change]]:
         """For each file (its current text and the 0-based inclusive line ranges wanted), the last change of
@@ -184,6 +192,132 @@ class History:
                 out[path] = got
             self._lines[key] = got
         return out
+
+
+    def removals(self, paths: Iterable[str]) -> dict[str, "Removal"]:
+        """For workspace-relative file paths that no longer exist, the latest commit that deleted or renamed a
+        file at that path (a path without a directory, or under one, matches it in any directory: `web.py` is
+        `services/stats/web.py` deleted). One `git log` limited to those paths, newest first, stopped once each
+        has its answer, then one `git show` of the commits found to see which of them were renames."""
+        if self.toplevel() is None:
+            return {}
+        wanted = sorted({p.strip("/") for p in paths if p.strip("/")})
+        out = {}
+        todo = []
+        for p in wanted:
+            key = (self._head, p)
+            if key in self._removals:
+                got = self._removals[key]
+                if got is not None:
+                    out[p] = got
+            else:
+                todo.append(p)
+        if not todo:
+            return out
+        found = _log_removals(str(self.root), todo)
+        renames = _renames(str(self.root), sorted({r[1] for r in found.values()}))
+        for p in todo:
+            got = found.get(p)
+            removal = None
+            if got is not None:
+                old, sha, when, subject = got
+                removal = Removal(old, sha, when, subject, renames.get((sha, old)))
+                out[p] = removal
+            self._removals[(self._head, p)] = removal
+        return out
+
+
+@dataclass(frozen=True)
+class Removal:
+    """The latest commit that deleted or renamed a file (paths relative to the workspace root)."""
+
+    path: str
+    commit: str
+    time: int
+    subject: str
+    renamed_to: str | None
+
+    def describe(self) -> str:
+        when = f"on {time.strftime('%Y-%m-%d', time.gmtime(self.time))} in {self.commit[:7]}"
+        subject = self.subject if len(self.subject) <= 72 else self.subject[:71].rstrip() + "…"
+        what = f"renamed to `{self.renamed_to}`" if self.renamed_to else "deleted"
+        return f"`{self.path}` was {what} {when} (\"{subject}\")"
+
+
+def _log_removals(cwd: str, paths: list[str]) -> dict[str, tuple[str, str, int, str]]:
+    """Requested path -> (removed path, commit, commit time, subject) of the newest commit that deleted or
+    renamed it, from a `git log` read as it streams and stopped once every path has its answer."""
+    specs = [f":(glob)**/{_glob_escape(p)}" for p in paths]
+    args = ["git", *_SAFE, "log", "--no-renames", "--diff-filter=D", "--name-only", "-z", "--relative",
+            "--format=%x01%H%x02%ct%x02%s", "--", *specs]
+    out: dict[str, tuple[str, str, int, str]] = {}
+    try:
+        proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                stdin=subprocess.DEVNULL, env={**os.environ, **_ENV})
+    except OSError as exc:
+        log.debug("git log failed: %s", exc)
+        return out
+    deadline = time.monotonic() + TIMEOUT_S
+    try:
+        assert proc.stdout is not None
+        buf = b""
+        sha, when, subject = "", 0, ""
+        while len(out) < len(paths) and time.monotonic() < deadline:
+            chunk = proc.stdout.read1(65536) if hasattr(proc.stdout, "read1") else proc.stdout.read(65536)
+            if not chunk:
+                break
+            buf += chunk
+            *parts, buf = buf.split(b"\0")
+            for raw in parts:
+                item = raw.decode("utf-8", "surrogateescape").lstrip("\n")
+                if item.startswith("\x01"):
+                    head = item[1:].split("\x02")
+                    if len(head) == 3:
+                        sha, subject = head[0], head[2]
+                        try:
+                            when = int(head[1])
+                        except ValueError:
+                            when = 0
+                    continue
+                if not item or not sha:
+                    continue
+                for p in paths:
+                    if p not in out and (item == p or item.endswith("/" + p)):
+                        out[p] = (item, sha, when, subject)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+    return out
+
+
+def _glob_escape(p: str) -> str:
+    return "".join(f"[{c}]" if c in "*?[]\\" else c for c in p)
+
+
+def _renames(cwd: str, shas: list[str]) -> dict[tuple[str, str], str]:
+    """(commit, old path) -> new path of the renames among those commits' changes (paths relative to ``cwd``)."""
+    if not shas:
+        return {}
+    raw = _git(["show", "-M", "--name-status", "-z", "--relative", "--format=%x01%H", *shas], cwd)
+    out: dict[tuple[str, str], str] = {}
+    if not raw:
+        return out
+    for record in raw.split("\x01")[1:]:
+        sha, _, rest = record.partition("\0")
+        items = rest.lstrip("\n").split("\0")
+        i = 0
+        while i < len(items):
+            status = items[i].strip()
+            if status.startswith(("R", "C")) and i + 2 < len(items):
+                if status.startswith("R"):
+                    out[(sha.strip(), items[i + 1])] = items[i + 2]
+                i += 3
+            elif status:
+                i += 2
+            else:
+                i += 1
+    return out
 
 
 def latest(lines: dict[int, Change], start: int, end: int) -> Change | None:

@@ -51,7 +51,7 @@ from pathlib import Path
 from .. import model as M
 from ..check import Workspace, order_key, same_items
 from ..findings import Edit, Finding, Fix, Related, Span
-from ..history import Change, History, latest
+from ..history import Change, latest
 from ..markdown import prepare, structure
 from . import rule
 
@@ -752,8 +752,10 @@ class _Analysis:
                 ws.counter.prefetch(dict.fromkeys(_text(self.files[u.fid], u) for u in missing))
         build = _duplicate_finding if exact else _diverged_finding
         memo: dict = {}  # what findings of one pair of files, or of one unit, share (see the builders)
-        if not exact and todo and ws.config.git_history:
-            memo[_HISTORY] = _line_changes(ws, self.files, [self.matches[uid] for uid in todo if uid not in self.found])
+        if not exact:
+            new = [self.matches[uid] for uid in todo if uid not in self.found]
+            if new:
+                memo[_HISTORY] = _line_changes(ws, self.files, new)
         found, matches, files = self.found, self.matches, self.files
         for uid in todo:
             f = found.get(uid)
@@ -1196,12 +1198,10 @@ _HISTORY = ("git-history",)  # the batch memo's entry for the line changes git r
 
 def _line_changes(ws: Workspace, files: list[_File], matches: list[_Match]) -> dict[str, dict[int, Change]]:
     """What git says of the lines of both versions of each diverged pair (by the file's real path); {} when
-    the workspace is not in a repository with commits. One `History` per file-system snapshot, so a
-    long-lived one asks git again only about files whose content changed."""
-    key = ("history", ws.root)
-    history = ws.fs.memo.get(key)
+    the workspace is not in a repository with commits."""
+    history = ws.git()
     if history is None:
-        history = ws.fs.memo[key] = History(ws.root)
+        return {}
     requests: dict[Path, tuple[str, list[tuple[int, int]]]] = {}
     for m in matches:
         for u in (m.later, m.earlier):
@@ -1210,14 +1210,7 @@ def _line_changes(ws: Workspace, files: list[_File], matches: list[_Match]) -> d
             if got is None:
                 got = requests[Path(f.real)] = (f.text, [])
             got[1].append((u.start, u.end))
-    if not requests:
-        return {}
-    changes = history.changes(requests)
-    if history.git_dir is not None:
-        # The answers depend on the history: a commit or checkout rewrites the git directory, and listing it
-        # here puts it in what a stored report is checked against.
-        ws.fs.listing(Path(history.git_dir))
-    return {str(p): c for p, c in changes.items()}
+    return {str(p): c for p, c in history.changes(requests).items()}
 
 
 def _age(f: _File, u: _Unit, g: _File, v: _Unit, changes: dict[str, dict[int, Change]] | None

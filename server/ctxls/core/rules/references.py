@@ -154,15 +154,51 @@ def stale_path(ws: Workspace):
       why="Memories are written once and loaded for months. A memory saying \"the stats endpoints live in web.py\" "
           "after web.py was split sends every later session to the wrong place.",
       example="```markdown\n- The stats endpoints live in `web.py`.   <!-- web.py was split into src/web/ -->\n```",
-      fix="Update the memory to the current layout or delete it. When exactly one file of that name exists "
-          "elsewhere, a quick fix (not applied by --fix) rewrites the path to it.")
+      fix="Update the memory to the current layout or delete it. In a git repository the finding names what "
+          "removed the file: the commit that deleted or renamed it, when, and its subject (`[check] "
+          "git_history = false` turns this off); otherwise it says where a file of that name exists now. A "
+          "rename whose target exists, or else a single file of that name elsewhere, becomes a quick fix (not "
+          "applied by --fix) that rewrites the path.")
 def stale_memory(ws: Workspace):
     files = ws.files(D.MEMORY_INDEX, D.MEMORY_TOPIC)
     if not files:
-        return
+        return []
     checker = _Checker(ws)
-    for fi in files:
-        yield from checker.check_file(fi, memory=True)
+    found = [f for fi in files for f in checker.check_file(fi, memory=True)]
+    return _what_changed(ws, found) if found else found
+
+
+def _what_changed(ws: Workspace, found: list[Finding]) -> list[Finding]:
+    """Name what removed each missing file a memory names, from git history (deleted or renamed, when, in
+    which commit and why), in place of the guess from the names left in the workspace; a rename whose target
+    still exists becomes the quick fix. Unchanged without git history or for paths it never had."""
+    wanted = {}
+    for f in found:
+        path = f.data["path"]
+        while path.startswith("./"):
+            path = path[2:]
+        if path and not path.endswith("/") and ".." not in path.split("/") and _EXT.match(path.rpartition("/")[2]):
+            wanted[f.data["path"]] = path
+    if not wanted:
+        return found
+    history = ws.git()
+    if history is None:
+        return found
+    removals = history.removals(wanted.values())
+    out = []
+    for f in found:
+        r = removals.get(wanted.get(f.data["path"], ""))
+        if r is None:
+            out.append(f)
+            continue
+        fixes = f.fixes
+        if r.renamed_to and ws.exists(ws.root / r.renamed_to):
+            fixes = [Fix(f"Replace with `{r.renamed_to}`", (Edit(f.path, f.span, r.renamed_to),), safe=False)]
+        out.append(Finding(f.code, f.severity, f.path, f.span,
+                           f"This memory may be stale: `{f.data['text']}` no longer exists: {r.describe()}; update "
+                           f"or delete the memory", fixes=fixes,
+                           data={**f.data, "removed_in": r.commit, "removed_path": r.path}))
+    return out
 
 
 # ----------------------------------------------------------------------------------------------- engine
@@ -345,7 +381,7 @@ class _Checker:
         cands, hint, new = got
         span = Span(ref.line, ref.col, ref.line, ref.col + len(ref.text))
         fixes = [] if new is None else [Fix(f"Replace with `{new}`", (Edit(fi.path, span, new),), safe=False)]
-        data = {"path": path, "candidates": cands[:10]}
+        data = {"path": path, "candidates": cands[:10], "text": ref.text}
         if memory:
             msg = f"This memory may be stale: `{ref.text}` no longer exists{hint}; update or delete the memory"
             return Finding("CTX402", "warning", fi.path, span, msg, fixes=fixes, data=data)
