@@ -34,16 +34,24 @@ def write(root: Path, rel: str, text: str) -> None:
     p.write_text(text, encoding="utf-8")
 
 
+def new_repo(tmp_path: Path, files: dict[str, str], date: str | None = "2025-01-01T12:00:00Z") -> Path:
+    """A git repository holding ``files``, committed on ``date`` (None: not committed)."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    for rel, text in files.items():
+        write(root, rel, text)
+    if date is not None:
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", "first", date=date)
+    return root
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """The root rule committed 2025-01-01, the API's version 2025-06-01, then an unrelated line of the root
     file changed 2025-09-01: the root file is newer, the API's version of the rule is."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q")
-    write(root, "CLAUDE.md", f"# Project\n\n{ROOT_RULE}\n- Format the code with black before every commit.\n")
-    git(root, "add", "CLAUDE.md")
-    git(root, "commit", "-qm", "root", date="2025-01-01T12:00:00Z")
+    root = new_repo(tmp_path, {"CLAUDE.md": f"# Project\n\n{ROOT_RULE}\n- Format the code with black before every commit.\n"})
     write(root, "api/CLAUDE.md", f"# API\n\n{API_RULE}\n")
     git(root, "add", "api")
     git(root, "commit", "-qm", "api", date="2025-06-01T12:00:00Z")
@@ -90,13 +98,7 @@ def test_an_unsaved_editor_buffer_counts_as_uncommitted(repo: Path) -> None:
 
 
 def test_same_commit_names_it_and_offers_no_fix(tmp_path: Path) -> None:
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q")
-    write(root, "CLAUDE.md", f"{ROOT_RULE}\n")
-    write(root, "api/CLAUDE.md", f"{API_RULE}\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "both", date="2025-01-01T12:00:00Z")
+    root = new_repo(tmp_path, {"CLAUDE.md": f"{ROOT_RULE}\n", "api/CLAUDE.md": f"{API_RULE}\n"})
     sha = git(root, "rev-parse", "--short=7", "HEAD").strip()
     os.utime(root / "CLAUDE.md", (NEW, NEW))
     [f] = diverged(root)
@@ -105,12 +107,7 @@ def test_same_commit_names_it_and_offers_no_fix(tmp_path: Path) -> None:
 
 
 def test_two_versions_in_one_file_are_dated_too(tmp_path: Path) -> None:
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q")
-    write(root, "CLAUDE.md", f"{ROOT_RULE}\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "one", date="2025-01-01T12:00:00Z")
+    root = new_repo(tmp_path, {"CLAUDE.md": f"{ROOT_RULE}\n"})
     write(root, "CLAUDE.md", f"{ROOT_RULE}\n\nMore.\n\n{API_RULE}\n")
     git(root, "commit", "-qam", "two", date="2025-03-01T12:00:00Z")
     [f] = diverged(root)
@@ -141,11 +138,7 @@ def test_no_git_binary_falls_back_quietly(repo: Path, tmp_path: Path, monkeypatc
 
 
 def test_a_repository_without_commits_falls_back(tmp_path: Path) -> None:
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q")
-    write(root, "CLAUDE.md", f"{ROOT_RULE}\n")
-    write(root, "api/CLAUDE.md", f"{API_RULE}\n")
+    root = new_repo(tmp_path, {"CLAUDE.md": f"{ROOT_RULE}\n", "api/CLAUDE.md": f"{API_RULE}\n"}, date=None)
     os.utime(root / "CLAUDE.md", (NEW, NEW))
     os.utime(root / "api/CLAUDE.md", (OLD, OLD))
     [f] = diverged(root)
@@ -194,13 +187,8 @@ def test_git_history_setting_is_validated() -> None:
 def moved(tmp_path: Path) -> Path:
     """web.py split into src/web/ and handlers.py moved, committed 2025-02-03; a memory still names both,
     and a file that never existed."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    git(root, "init", "-q")
-    write(root, "services/stats/web.py", "def stats(): ...\n")
-    write(root, "services/handlers.py", "def handle(): ...\n" * 20)
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "first", date="2025-01-01T12:00:00Z")
+    root = new_repo(tmp_path, {"services/stats/web.py": "def stats(): ...\n",
+                               "services/handlers.py": "def handle(): ...\n" * 20})
     git(root, "rm", "-q", "services/stats/web.py")
     write(root, "src/web/stats.py", "from flask import Blueprint\n\nbp = Blueprint('stats', __name__)\n")
     (root / "services/api").mkdir()
