@@ -51,7 +51,8 @@ def new_repo(tmp_path: Path, files: dict[str, str], date: str | None = "2025-01-
 def repo(tmp_path: Path) -> Path:
     """The root rule committed 2025-01-01, the API's version 2025-06-01, then an unrelated line of the root
     file changed 2025-09-01: the root file is newer, the API's version of the rule is."""
-    root = new_repo(tmp_path, {"CLAUDE.md": f"# Project\n\n{ROOT_RULE}\n- Format the code with black before every commit.\n"})
+    root = new_repo(tmp_path, {"CLAUDE.md": f"# Project\n\n{ROOT_RULE}\n- Format the code with black before "
+                                            f"every commit.\n"})
     write(root, "api/CLAUDE.md", f"# API\n\n{API_RULE}\n")
     git(root, "add", "api")
     git(root, "commit", "-qm", "api", date="2025-06-01T12:00:00Z")
@@ -223,7 +224,8 @@ def test_a_stale_memory_names_a_rename_and_offers_it_as_the_fix(moved: Path) -> 
     f = stale_memory(moved)[4]
     assert "`services/handlers.py` was renamed to `services/api/handlers.py` on 2025-02-03 in " in f.message
     [fix] = f.fixes
-    assert fix.title == "Replace with `services/api/handlers.py`" and fix.edits[0].new_text == "services/api/handlers.py"
+    assert fix.title == "Replace with `services/api/handlers.py`"
+    assert fix.edits[0].new_text == "services/api/handlers.py"
 
 
 def test_a_path_git_never_had_keeps_its_plain_message(moved: Path) -> None:
