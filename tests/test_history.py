@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -163,16 +164,25 @@ def test_a_stored_report_goes_stale_with_a_commit(repo: Path) -> None:
 
 
 def test_parse_blame_porcelain() -> None:
-    a, b = "a" * 40, H.UNCOMMITTED
+    a, b = "a" * 40, "b" * 40
     out = (f"{a} 1 1 2\nauthor x\nauthor-time 5\ncommitter-time 100\nfilename f\n\tone\n"
            f"{a} 2 2\n\ttwo\n"
-           f"{b} 3 3 1\nauthor Not Committed Yet\ncommitter-time 900\nfilename f\n\tthree\n")
+           f"{b} 3 3 1\nauthor y\ncommitter-time 900\nboundary\nfilename f\n\tthree\n")
     got = H.parse_blame(out)
-    assert got == {0: H.Change(100, a), 1: H.Change(100, a), 2: H.Change(900, None)}
+    assert got == {0: H.Change(100, a), 1: H.Change(100, a), 2: H.Change(900, b)}
     assert H.latest(got, 0, 1) == H.Change(100, a)
-    assert H.latest(got, 0, 2) == H.Change(900, None)
+    assert H.latest(got, 0, 2) == H.Change(900, b)
     assert H.latest(got, 2, 3) is None  # a line git did not answer for: no answer
+    assert H.parse_blame(out, shallow=True)[2] is None  # the cut-off commit of a shallow clone: no date
+    assert H.latest(H.parse_blame(out, shallow=True), 0, 2) is None
     assert H.parse_blame("garbage\n\tx\n") == {}
+
+
+def test_map_lines_marks_what_is_not_committed() -> None:
+    assert H.map_lines("a\nb\nc", "a\nb\nc") == {0: 0, 1: 1, 2: 2}
+    assert H.map_lines("a\nb\nc", "a\nX\nb\nc") == {0: 0, 2: 1, 3: 2}
+    assert H.map_lines("a\r\nb", "a\nb") == {0: 0, 1: 1}  # line endings aside
+    assert H.map_lines("a\nb", "") == {}
 
 
 def test_git_history_setting_is_validated() -> None:
@@ -246,3 +256,110 @@ def test_removals_match_a_path_in_any_directory_and_are_kept_per_head(moved: Pat
     assert got["services/handlers.py"].renamed_to == "services/api/handlers.py"
     assert got["web.py"].renamed_to is None and got["web.py"].path == "services/stats/web.py"
     assert h.removals(["web.py"]) == {"web.py": got["web.py"]}  # cached for this HEAD
+
+
+# ------------------------------------------------------------------------------------ review follow-ups
+
+def run_check(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HOME": str(cwd.parent / "home")}
+    return subprocess.run([sys.executable, "-m", "ctxls", "check", ".", "--select", "CTX202", *args], cwd=cwd,
+                          env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_a_stored_report_of_a_subdirectory_workspace_goes_stale_with_a_commit(repo: Path) -> None:
+    # The workspace is api/ (its own .ctxls.toml), so the git directory is outside it.
+    write(repo, "api/.ctxls.toml", "[check]\n")
+    write(repo, "CLAUDE.md", (repo / "CLAUDE.md").read_text().replace("MUST be", "MUST always be"))
+    (repo / ".git/info/exclude").write_text(".ctxls/\n")
+    first = run_check(repo / "api")
+    assert "the other: uncommitted changes)" in first.stdout, first.stdout
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "always", date="2025-10-01T12:00:00Z")
+    assert "the other: 2025-10-01 in " in run_check(repo / "api").stdout
+
+
+def test_git_status_keeps_a_stored_report(repo: Path) -> None:
+    (repo / ".git/info/exclude").write_text(".ctxls/\n")
+    run_check(repo)
+    stored = (repo / ".ctxls/cache/check.json").read_text()
+    git(repo, "status", "--short")  # rewrites the index, as a shell prompt does
+    assert run_check(repo).returncode == 1
+    assert (repo / ".ctxls/cache/check.json").read_text() == stored  # a hit: nothing analysed, nothing stored
+
+
+def test_no_clean_filter_or_textconv_of_the_repository_runs(repo: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    git(repo, "config", "filter.ev.clean", f"touch {marker}; cat")
+    git(repo, "config", "diff.ev.textconv", f"sh -c 'touch {marker}; cat \"$1\"' -")
+    write(repo, ".gitattributes", "*.md filter=ev diff=ev\n")
+    write(repo, "CLAUDE.md", (repo / "CLAUDE.md").read_text().replace("MUST be", "MUST always be"))
+    [f] = diverged(repo)
+    assert "the other: uncommitted changes)" in f.message
+    assert not marker.exists()
+
+
+def test_a_shallow_clone_has_no_dates_for_the_cut_off_commit(repo: Path, tmp_path: Path) -> None:
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{repo}", str(clone))
+    os.utime(clone / "CLAUDE.md", (NEW, NEW))
+    os.utime(clone / "api/CLAUDE.md", (OLD, OLD))
+    [f] = diverged(clone)
+    assert "the other version is newer by file modification time" in f.message  # not "the same commit"
+
+
+def test_the_language_server_sees_a_commit(repo: Path) -> None:
+    from ctxls.core.engine import Engine
+
+    write(repo, "CLAUDE.md", (repo / "CLAUDE.md").read_text().replace("MUST be", "MUST always be"))
+    engine = Engine(repo, Settings(home=repo.parent / "home", ceiling=repo.parent,
+                                   managed_dir=repo.parent / "managed"))
+
+    def messages() -> list[str]:
+        engine.check()
+        return [f.message for fs in engine.findings.values() for f in fs if f.code == "CTX202"]
+
+    assert any("the other: uncommitted changes)" in m for m in messages())
+    git(repo, "commit", "-qam", "always", date="2025-10-01T12:00:00Z")
+    assert any("the other: 2025-10-01 in " in m for m in messages())
+
+
+def test_a_removal_on_a_merged_side_branch_is_found(moved: Path) -> None:
+    git(moved, "checkout", "-qb", "side")
+    write(moved, "tools/sync.py", "def sync(): ...\n" * 30)
+    git(moved, "add", "-A")
+    git(moved, "commit", "-qm", "add sync", date="2025-03-01T12:00:00Z")
+    git(moved, "rm", "-q", "tools/sync.py")
+    git(moved, "commit", "-qm", "drop sync", date="2025-03-02T12:00:00Z")
+    git(moved, "checkout", "-q", "-")
+    git(moved, "merge", "-q", "--no-ff", "-m", "merge side", "side", date="2025-03-03T12:00:00Z")
+    got = H.History(moved).removals(["sync.py"])
+    assert got["sync.py"].path == "tools/sync.py" and got["sync.py"].subject == "drop sync"
+
+
+def test_a_rename_is_followed_to_where_the_file_is_now(moved: Path) -> None:
+    git(moved, "mv", "services/api/handlers.py", "services/api/routes.py")
+    git(moved, "commit", "-qm", "rename again", date="2025-04-01T12:00:00Z")
+    got = H.History(moved).removals(["services/handlers.py"])["services/handlers.py"]
+    assert got.renamed_to == "services/api/routes.py" and not got.deleted_later
+    assert "`services/handlers.py` was renamed to `services/api/routes.py` on 2025-02-03 in" in got.describe()
+    git(moved, "rm", "-q", "services/api/routes.py")
+    git(moved, "commit", "-qm", "gone", date="2025-05-01T12:00:00Z")
+    got = H.History(moved).removals(["services/handlers.py"])["services/handlers.py"]
+    assert got.deleted_later and "which was deleted later" in got.describe()
+
+
+def test_a_git_log_that_hangs_is_killed_in_time(moved: Path, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    h = H.History(moved)
+    assert h.refresh()  # the real git finds the repository
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "git").write_text("#!/bin/sh\nsleep 60\n")
+    (fake / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(H, "REMOVALS_TIMEOUT_S", 0.5)
+    started = time.monotonic()
+    assert h.removals(["web.py"]) == {}
+    assert time.monotonic() - started < 10
+    monkeypatch.undo()
+    assert "web.py" in h.removals(["web.py"])  # no answer was kept for the path the time ran out for

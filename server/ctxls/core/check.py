@@ -351,18 +351,19 @@ class Workspace:
 
     def git(self) -> History | None:
         """The workspace's git history, when `[check] git_history` is on and the workspace is in a repository
-        with commits (asked once per call: `HEAD` may have moved). The git directory then joins what a stored
-        report depends on: a commit or checkout rewrites it."""
+        whose `HEAD` is a commit. What says where `HEAD` is (its file, the branch's ref file, packed-refs)
+        joins what a stored report depends on, whether or not git could answer: a first commit, a commit or a
+        checkout changes the answers."""
         if not self.config.git_history:
             return None
         key = ("history", self.root)
         history = self.fs.memo.get(key)
         if history is None:
             history = self.fs.memo[key] = History(self.root)
-        if not history.refresh() or history.git_dir is None:
-            return None
-        self.fs.listing(Path(history.git_dir))
-        return history
+        usable = history.refresh()
+        for path in history.state_files():
+            self.fs.depend(path)
+        return history if usable else None
 
     def rel(self, path: Path) -> str:
         try:

@@ -452,6 +452,9 @@ class Engine:
             with self._mut:
                 dirty, full, before = self._dirty_paths, self._full_check, self._before
                 self._dirty_paths, self._full_check, self._before = set(), False, {}
+                history = self.fs.memo.get(("history", self.root))
+                if history is not None and history.moved():
+                    full = True  # a commit or checkout: what git history says (CTX202, CTX402) may have changed
                 self._patch_sessions()
             ws = self.workspace()
             if full:

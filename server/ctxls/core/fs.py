@@ -70,6 +70,9 @@ class FileSystem:
     forked process); only the result cache's fingerprint looks at it."""
     elsewhere_dirs: list[Path] = field(default_factory=list)
     """Directories another process listed."""
+    depends: dict[str, list[int] | None] = field(default_factory=dict)
+    """Other files the analysis depended on, read by something else than this snapshot (git's HEAD and ref
+    files): their (mtime_ns, size) when recorded, None when absent (`depend`)."""
     _memo_base: int | None = None
     config_dirs: tuple[str, ...] = ()
     """Directories whose files parse into rule and skill sets like a `.claude/` does, whatever their name (a
@@ -149,13 +152,25 @@ class FileSystem:
         names = self._listings[d] = list_kinds(d) or {}
         return names
 
-    def read_stats(self) -> tuple[dict[str, list[int]], list[Path]]:
-        """What this snapshot read: (mtime_ns, size) by path, and the directories it listed."""
-        files = {str(p): [src.mtime_ns, src.size] for p, src in self._cache.items() if src.mtime_ns}
+    def depend(self, path: str) -> None:
+        """Record that the analysis depended on ``path`` as it is now (present or not) without reading it here:
+        a stored report is valid while its state stays the same (see `read_stats`)."""
+        try:
+            st = os.stat(path)
+            self.depends[path] = [st.st_mtime_ns, st.st_size]
+        except OSError:
+            self.depends[path] = None
+
+    def read_stats(self) -> tuple[dict[str, list[int] | None], list[Path]]:
+        """What this snapshot read: (mtime_ns, size) by path (None: a `depend`ed file that was absent), and the
+        directories it listed."""
+        files: dict[str, list[int] | None] = {str(p): [src.mtime_ns, src.size] for p, src in self._cache.items()
+                                              if src.mtime_ns}
         files.update(self.elsewhere)
+        files.update(self.depends)
         return files, list(self._listings) + self.elsewhere_dirs
 
-    def absorb_reads(self, stats: tuple[dict[str, list[int]], list[Path]]) -> None:
+    def absorb_reads(self, stats: tuple[dict[str, list[int] | None], list[Path]]) -> None:
         """Record what another process read for this snapshot (see `read_stats`)."""
         files, dirs = stats
         self.elsewhere.update(files)

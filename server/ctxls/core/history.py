@@ -1,20 +1,32 @@
-"""When lines of a file last changed, from git history: which of two versions of an instruction is newer.
+"""What git history says of a workspace's files: which of two versions of an instruction is newer (CTX202), and
+which commit removed a file a memory still names (CTX402).
 
-A fresh clone gives every file the same modification time, so CTX202 asks git first: `git blame --porcelain`
-of just the lines of each version (one `git blame` per file, with one `-L` per range, and the editor's unsaved
-text through `--contents -`). A line with uncommitted changes is newer than any commit.
+A fresh clone gives every file the same modification time, so the rules ask git first:
+
+- line changes: `git blame --porcelain` of `HEAD`, just the lines wanted (one blame per file, `-L` per range).
+  The text being checked (the file on disk or an unsaved editor buffer) is matched line by line against the
+  file at `HEAD` (read with `git cat-file`): lines that are not there are uncommitted, newer than any commit.
+  Blaming a commit rather than the working tree runs none of the repository's clean filters or textconv
+  drivers, which an untrusted repository's configuration could point at any program.
+- removals: one `git log` limited to the missing paths, newest first, killed once each has its answer or its
+  time is up, then one `git show` of the commits found to tell renames from deletions (following a renamed
+  file through later renames).
 
 Local only and never fatal: no git binary, a workspace outside a repository, a repository without commits, an
-untracked file, a timeout or any other failure gives None, and the caller falls back to modification times.
-Lazy fetching of missing blobs (partial clones) is switched off, so blame never reaches the network, and the
-file-system monitor hook a repository may configure is never run.
+untracked file, a timeout or any other failure gives no answer, and the rules fall back to what they said
+without git. Lazy fetching of missing objects (partial clones) is off, so git never reaches the network; the
+file-system monitor hook, signature checks and `log.follow` a configuration may set are overridden. In a
+shallow clone, lines attributed to the cut-off commit have no known date.
 """
 
 from __future__ import annotations
 
+import difflib
 import logging
 import os
+import signal
 import subprocess
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -23,20 +35,91 @@ from typing import Iterable
 
 log = logging.getLogger("ctxls.history")
 
-UNCOMMITTED = "0" * 40
-"""The commit `git blame` reports for lines changed in the working tree (or the given contents)."""
 MAX_FILES = 32
-"""Files blamed per batch at most (the first in the order asked); later ones fall back to modification times.
-Diverged instructions are few in a real repository; a generated one with thousands must not wait on git."""
+"""Files blamed per batch at most (the first in the order asked); later ones get no answer. Diverged
+instructions are few in a real repository; a generated one with thousands must not wait on git."""
 TIMEOUT_S = 10.0
+"""Time for all the blames of one batch."""
+REMOVALS_TIMEOUT_S = 3.0
+"""Time for the `git log` of one batch of missing paths. A path git never had makes it walk the whole
+history, which in a very large repository takes longer: the paths not answered by then keep the message
+they have without git."""
+MAX_RENAME_HOPS = 3
 
 _ENV = {
-    "GIT_NO_LAZY_FETCH": "1",  # a partial clone must not fetch blobs (no network at run time)
+    "GIT_NO_LAZY_FETCH": "1",  # a partial clone must not fetch objects (no network at run time)
     "GIT_TERMINAL_PROMPT": "0",
     "GIT_OPTIONAL_LOCKS": "0",
     "LC_ALL": "C",
 }
-_SAFE = ("-c", "core.fsmonitor=false", "-c", "blame.ignoreRevsFile=")
+_SAFE = ("-c", "core.fsmonitor=false", "-c", "blame.ignoreRevsFile=", "-c", "log.showSignature=false",
+         "-c", "log.follow=false", "-c", "core.quotePath=false")
+
+
+def _is_sha(s: str) -> bool:
+    return len(s) in (40, 64) and all(c in "0123456789abcdef" for c in s)
+
+
+def _spawn(args: list[str], cwd: str, stdin: bool = False) -> subprocess.Popen:
+    """``git args`` in a process group of its own, so that a timeout ends whatever it started too."""
+    return subprocess.Popen(["git", *_SAFE, *args], cwd=cwd,
+                            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={**os.environ, **_ENV},
+                            start_new_session=True)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _run_bytes(args: list[str], cwd: str, stdin: bytes | None = None, timeout: float = TIMEOUT_S
+               ) -> tuple[int, bytes] | None:
+    """(exit status, stdout) of ``git args``; None when it cannot run or times out."""
+    try:
+        proc = _spawn(args, cwd, stdin is not None)
+    except Exception as exc:  # no git, a path it cannot take: no answer
+        log.debug("git %s failed: %s", args[0], exc)
+        return None
+    try:
+        out, _ = proc.communicate(stdin, timeout=max(0.1, timeout))
+    except Exception as exc:  # a timeout (or a broken pipe): end it and everything it started
+        log.debug("git %s failed: %s", args[0], exc)
+        _kill(proc)
+        try:
+            proc.communicate(timeout=5)
+        except Exception:
+            pass
+        return None
+    return proc.returncode, out
+
+
+def _run(args: list[str], cwd: str, stdin: str | None = None, timeout: float = TIMEOUT_S
+         ) -> tuple[int, str] | None:
+    got = _run_bytes(args, cwd, stdin.encode("utf-8", "surrogateescape") if stdin is not None else None, timeout)
+    return None if got is None else (got[0], got[1].decode("utf-8", "surrogateescape"))
+
+
+def _git(args: list[str], cwd: str, stdin: str | None = None, timeout: float = TIMEOUT_S) -> str | None:
+    got = _run(args, cwd, stdin, timeout)
+    return got[1] if got is not None and got[0] == 0 else None
+
+
+def _in_repository(path: Path) -> bool:
+    """A `.git` in ``path`` or above: worth asking git (spawning it costs a few milliseconds)."""
+    for d in (path, *path.parents):
+        if os.path.lexists(os.path.join(d, ".git")):
+            return True
+    return False
+
+
+def _stat_key(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size
 
 
 @dataclass(frozen=True)
@@ -54,31 +137,34 @@ class Change:
         return f"{time.strftime('%Y-%m-%d', time.gmtime(self.time))} in {self.commit[:7]}"
 
 
-def _git(args: list[str], cwd: str, stdin: str | None = None) -> str | None:
-    try:
-        proc = subprocess.run(["git", *_SAFE, *args], cwd=cwd, input=stdin, capture_output=True, text=True,
-                              encoding="utf-8", errors="surrogateescape", timeout=TIMEOUT_S,
-                              env={**os.environ, **_ENV})
-    except (OSError, subprocess.SubprocessError, ValueError) as exc:
-        log.debug("git %s failed: %s", args[0], exc)
-        return None
-    if proc.returncode != 0:
-        log.debug("git %s: %s", args[0], proc.stderr.strip()[:200])
-        return None
-    return proc.stdout
+@dataclass(frozen=True)
+class Removal:
+    """The latest commit that deleted or renamed a file (paths relative to the workspace root). A renamed file
+    is followed through later renames: ``renamed_to`` is where it is at `HEAD`, ``deleted_later`` that a later
+    commit deleted it."""
+
+    path: str
+    commit: str
+    time: int
+    subject: str
+    renamed_to: str | None = None
+    deleted_later: bool = False
+
+    def describe(self) -> str:
+        when = f"on {time.strftime('%Y-%m-%d', time.gmtime(self.time))} in {self.commit[:7]}"
+        subject = self.subject if len(self.subject) <= 72 else self.subject[:71].rstrip() + "…"
+        if self.renamed_to is None:
+            what = "deleted"
+        else:
+            what = f"renamed to `{self.renamed_to}`" + (", which was deleted later," if self.deleted_later else "")
+        return f"`{self.path}` was {what} {when} (\"{subject}\")"
 
 
-def _in_repository(path: Path) -> bool:
-    """A `.git` in ``path`` or above: worth asking git (spawning it costs a few milliseconds)."""
-    for d in (path, *path.parents):
-        if os.path.lexists(os.path.join(d, ".git")):
-            return True
-    return False
-
-
-def parse_blame(out: str) -> dict[int, Change]:
-    """`git blame --porcelain` output -> 0-based final line -> its last change."""
+def parse_blame(out: str, shallow: bool = False) -> dict[int, Change | None]:
+    """`git blame --porcelain` output -> 0-based line of the blamed revision -> its last change (None: the
+    cut-off commit of a shallow clone, whose date says nothing)."""
     times: dict[str, int] = {}
+    boundary: set[str] = set()
     line_commit: dict[int, str] = {}
     header = True
     sha = ""
@@ -88,7 +174,7 @@ def parse_blame(out: str) -> dict[int, Change]:
             continue
         if header:
             parts = raw.split(" ")
-            if len(parts) >= 3 and len(parts[0]) == 40:
+            if len(parts) >= 3 and _is_sha(parts[0]):
                 sha = parts[0]
                 try:
                     line_commit[int(parts[2]) - 1] = sha
@@ -101,111 +187,217 @@ def parse_blame(out: str) -> dict[int, Change]:
                 times[sha] = int(raw.split(" ", 1)[1])
             except ValueError:
                 pass
-    return {line: Change(times.get(sha, 0), None if sha == UNCOMMITTED else sha)
+        elif raw == "boundary":
+            boundary.add(sha)
+    return {line: (None if shallow and sha in boundary else Change(times.get(sha, 0), sha))
             for line, sha in line_commit.items()}
 
 
+def map_lines(head: str, current: str) -> dict[int, int]:
+    """0-based line of ``current`` -> the line of ``head`` it is unchanged from (line endings aside); lines
+    left out are not committed."""
+    a = [s.rstrip("\r") for s in head.split("\n")]
+    b = [s.rstrip("\r") for s in current.split("\n")]
+    if a == b:
+        return {i: i for i in range(len(b))}
+    out = {}
+    for tag, i1, i2, j1, _ in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            for k in range(i2 - i1):
+                out[j1 + k] = i1 + k
+    return out
+
+
+def _ranges(lines: Iterable[int]) -> list[tuple[int, int]]:
+    """Sorted 0-based lines as inclusive runs."""
+    out: list[tuple[int, int]] = []
+    for n in sorted(set(lines)):
+        if out and out[-1][1] == n - 1:
+            out[-1] = (out[-1][0], n)
+        else:
+            out.append((n, n))
+    return out
+
+
 class History:
-    """What git knows of one workspace's files: per-line change times (cached by file content and `HEAD`, so
-    a long-lived snapshot asks git again only about files that changed) and the commits that removed paths."""
+    """Git's answers for one workspace, kept against `HEAD`: per-line changes by file content (a long-lived
+    snapshot asks again only about files that changed), removals by path."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._top: str | None | bool = False  # False: not looked up yet; None: no repository with commits
-        self._head: str = ""
-        self.git_dir: str | None = None
-        """The repository's git directory once found: a commit or checkout changes its listing, which is how
-        a cached report built from blame answers knows it is out of date."""
-        self._lines: dict[tuple[str, str, int], dict[int, Change] | None] = {}
+        self._top: str | None = None
+        self._git_dir: str | None = None
+        self._common: str | None = None
+        self._head: str | None = None
+        self._shallow = False
+        self._searched = False
+        self._state: tuple | None = None
+        self._lines: dict[tuple[str, str, int], dict[int, Change | None] | None] = {}
         self._removals: dict[tuple[str, str], Removal | None] = {}
 
+    # ------------------------------------------------------------------ repository and HEAD
+    def state_files(self) -> list[str]:
+        """The files whose change means `HEAD` may have moved: the git directory's HEAD, the branch's ref file
+        (present or not) and packed-refs. A stored report built from git's answers depends on them."""
+        if self._git_dir is None or self._common is None:
+            return []
+        out = [os.path.join(self._git_dir, "HEAD"), os.path.join(self._common, "packed-refs")]
+        try:
+            with open(out[0], encoding="utf-8", errors="replace") as f:
+                head = f.read(512).strip()
+        except OSError:
+            head = ""
+        if head.startswith("ref: "):
+            ref = head[5:].strip()
+            out.append(os.path.join(self._common, *ref.split("/")))
+        return out
+
+    def _current_state(self) -> tuple:
+        return tuple((p, _stat_key(p)) for p in self.state_files())
+
+    @property
+    def head(self) -> str | None:
+        """The commit `HEAD` was at when last looked up (None: no answers from git)."""
+        return self._head
+
+    def moved(self) -> bool:
+        """Whether `HEAD` may have moved since it was last looked up (a stat of its files, no git)."""
+        return self._git_dir is not None and self._current_state() != self._state
+
     def refresh(self) -> bool:
-        """Find the repository and its current `HEAD` (again: a long-lived snapshot outlives commits). False
-        when there is none with commits; that answer is kept."""
-        if self._top is None:
+        """Whether git can answer: the workspace is in a repository whose `HEAD` is a commit. Looked up again
+        only when the `HEAD`, ref or packed-refs files changed (a long-lived snapshot outlives commits)."""
+        if self._searched and self._git_dir is None:
+            return False  # no repository here
+        if self._searched and self._current_state() == self._state:
+            return self._head is not None
+        self._searched = True
+        cwd = self._top or str(self.root)
+        if self._git_dir is None and not _in_repository(self.root):
             return False
-        if self._top is False and not _in_repository(self.root):
-            self._top = None
+        got = _run(["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir",
+                    "--is-shallow-repository", "HEAD"], cwd)
+        lines = got[1].split("\n") if got is not None else []
+        if len(lines) < 4 or not lines[0]:
+            self._git_dir = None  # not a work tree (or git is missing)
             return False
-        cwd = self._top if isinstance(self._top, str) else str(self.root)
-        out = _git(["rev-parse", "--show-toplevel", "--absolute-git-dir", "HEAD"], cwd)
-        got = out.split("\n") if out else []
-        if len(got) >= 3 and got[0] and len(got[2]) == 40:
-            self._top, self.git_dir, self._head = got[0], got[1], got[2]
-            return True
-        self._top = None
-        return False
+        self._top, self._git_dir, self._common = lines[0], lines[1], lines[2]
+        self._shallow = lines[3] == "true"
+        head = lines[4] if len(lines) > 4 else ""
+        self._head = head if got is not None and got[0] == 0 and _is_sha(head) else None
+        self._state = self._current_state()
+        return self._head is not None
 
-    def toplevel(self) -> str | None:
-        """The repository's work tree (looked up on first use; see `refresh`)."""
-        if self._top is False:
-            self.refresh()
-        return self._top if isinstance(self._top, str) else None
-
-    def changes(self, requests: dict[Path, tuple[str, Iterable[tuple[int, int]]]]) -> dict[Path, dict[int, Change]]:
+    # ------------------------------------------------------------------ line changes
+    def changes(self, requests: dict[Path, tuple[str, Iterable[tuple[int, int]]]]
+                ) -> dict[Path, dict[int, Change | None]]:
         """For each file (its current text and the 0-based inclusive line ranges wanted), the last change of
-        each of those lines; files git cannot answer for are left out. Files are blamed in parallel (git does
-        the work; these threads only wait), at most `MAX_FILES` of them."""
-        top = self.toplevel()
-        if top is None or not requests:
+        those lines (None: no known date); files git cannot answer for are left out. At most `MAX_FILES`
+        files, blamed two at a time (git does the work; these threads only wait), within `TIMEOUT_S`."""
+        if self._head is None and not self.refresh():
             return {}
-        out: dict[Path, dict[int, Change]] = {}
+        top, head = self._top, self._head
+        assert top is not None and head is not None
+        out: dict[Path, dict[int, Change | None]] = {}
         todo = []
         for path, (text, ranges) in list(requests.items())[:MAX_FILES]:
-            rel = os.path.relpath(path, top)
-            if rel.startswith(".." + os.sep) or rel == ".." or os.path.isabs(rel):
+            rel = os.path.relpath(path, top).replace(os.sep, "/")
+            if rel == ".." or rel.startswith("../") or os.path.isabs(rel) or "\n" in rel:
                 continue  # not in this repository (the user's ~/.claude, auto memory)
-            key = (str(path), self._head, hash(text))
+            key = (str(path), head, hash(text))
+            wanted = {n for a, b in ranges for n in range(a, b + 1)}
             if key in self._lines:
                 got = self._lines[key]
-                if got is not None and all(line in got for a, b in ranges for line in range(a, b + 1)):
-                    out[path] = got
+                if got is None or wanted <= got.keys():
+                    if got is not None:
+                        out[path] = got
                     continue
-                if got is None:
-                    continue
-            todo.append((key, path, rel, text, sorted(set(ranges))))
+            todo.append((key, path, rel, text, wanted))
         if not todo:
             return out
         if len(self._lines) > 4 * MAX_FILES:  # a long editing session: one entry per version blamed
             self._lines.clear()
+        blobs = self._blobs(top, [rel for _, _, rel, _, _ in todo])
+        deadline = time.monotonic() + TIMEOUT_S
 
         def blame(item):
-            key, path, rel, text, ranges = item
-            args = ["blame", "--porcelain", "-w"]
-            for a, b in ranges:
-                args += ["-L", f"{a + 1},{b + 1}"]
-            args += ["--contents", "-", "--", rel]
-            raw = _git(args, top, stdin=text)
-            return key, path, parse_blame(raw) if raw is not None else None
+            key, path, rel, text, wanted = item
+            committed = blobs.get(rel)
+            if committed is None:
+                return key, path, None, rel not in blobs  # untracked: kept; a failure: asked again next time
+            mapping = map_lines(committed, text)
+            lines = {n: mapping[n] for n in wanted if n in mapping}
+            now = Change(int(time.time()), None)
+            changes: dict[int, Change | None] = {n: now for n in wanted if n not in mapping}  # uncommitted
+            if lines:
+                left = deadline - time.monotonic()
+                args = ["blame", "--porcelain", "--no-textconv", "-w"]
+                for a, b in _ranges(lines.values()):
+                    args += ["-L", f"{a + 1},{b + 1}"]
+                raw = _git([*args, head, "--", rel], top, timeout=left) if left > 0 else None
+                if raw is None:
+                    return key, path, None, False
+                blamed = parse_blame(raw, self._shallow)
+                for n, m in lines.items():
+                    if m in blamed:
+                        changes[n] = blamed[m]
+            return key, path, changes, True
 
-        workers = min(2, len(todo))
-        if workers == 1:
+        if len(todo) == 1:
             done = [blame(todo[0])]
         else:
-            with ThreadPoolExecutor(max_workers=workers) as pool:
+            with ThreadPoolExecutor(max_workers=2) as pool:
                 done = list(pool.map(blame, todo))
-        for key, path, got in done:
+        for key, path, got, keep in done:
             if got is not None:
                 old = self._lines.get(key)
                 if old:
                     got = {**old, **got}
                 out[path] = got
-            self._lines[key] = got
+            if keep:
+                self._lines[key] = got
         return out
 
+    def _blobs(self, top: str, rels: list[str]) -> dict[str, str | None]:
+        """Each path's text at `HEAD` (None: `HEAD` has no such file); paths git could not be asked about are
+        left out. One `git cat-file --batch` for all of them."""
+        got = _run_bytes(["cat-file", "--batch"], top,
+                         "".join(f"HEAD:{r}\n" for r in rels).encode("utf-8", "surrogateescape"))
+        if got is None or got[0] != 0:
+            return {}
+        data, pos = got[1], 0
+        out: dict[str, str | None] = {}
+        for rel in rels:  # "<sha> <type> <size>\n<content>\n" or "<name> missing\n", in the order asked
+            nl = data.find(b"\n", pos)
+            if nl < 0:
+                break
+            header = data[pos:nl].split(b" ")
+            pos = nl + 1
+            if len(header) == 3 and header[1] in (b"blob", b"tree", b"commit", b"tag") and header[2].isdigit():
+                size = int(header[2])
+                if header[1] == b"blob":
+                    out[rel] = data[pos:pos + size].decode("utf-8", "surrogateescape")
+                else:
+                    out[rel] = None  # a directory or a submodule: no text to blame
+                pos += size + 1
+            else:
+                out[rel] = None  # missing (or ambiguous): not in HEAD
+        return out
 
-    def removals(self, paths: Iterable[str]) -> dict[str, "Removal"]:
+    # ------------------------------------------------------------------ removals
+    def removals(self, paths: Iterable[str]) -> dict[str, Removal]:
         """For workspace-relative file paths that no longer exist, the latest commit that deleted or renamed a
         file at that path (a path without a directory, or under one, matches it in any directory: `web.py` is
-        `services/stats/web.py` deleted). One `git log` limited to those paths, newest first, stopped once each
-        has its answer, then one `git show` of the commits found to see which of them were renames."""
-        if self.toplevel() is None:
+        `services/stats/web.py` deleted)."""
+        if self._head is None and not self.refresh():
             return {}
-        wanted = sorted({p.strip("/") for p in paths if p.strip("/")})
+        head = self._head
+        assert head is not None
+        wanted = sorted({p.strip("/") for p in paths if p.strip("/") and "\n" not in p and "\0" not in p})
         out = {}
         todo = []
         for p in wanted:
-            key = (self._head, p)
+            key = (head, p)
             if key in self._removals:
                 got = self._removals[key]
                 if got is not None:
@@ -214,85 +406,107 @@ class History:
                 todo.append(p)
         if not todo:
             return out
-        found = _log_removals(str(self.root), todo)
-        renames = _renames(str(self.root), sorted({r[1] for r in found.values()}))
+        cwd = str(self.root)
+        found, complete = _log_removals(cwd, todo)
+        renames = _renames(cwd, sorted({r[1] for r in found.values()}))
         for p in todo:
             got = found.get(p)
             removal = None
             if got is not None:
                 old, sha, when, subject = got
                 removal = Removal(old, sha, when, subject, renames.get((sha, old)))
+                if removal.renamed_to is not None:
+                    removal = _follow(cwd, removal)
                 out[p] = removal
-            self._removals[(self._head, p)] = removal
+            if got is not None or complete:
+                self._removals[(head, p)] = removal  # a path the time ran out for is asked again next time
         return out
 
 
-@dataclass(frozen=True)
-class Removal:
-    """The latest commit that deleted or renamed a file (paths relative to the workspace root)."""
+def _follow(cwd: str, removal: Removal) -> Removal:
+    """A renamed file through its later renames (up to `MAX_RENAME_HOPS`), to where it is at `HEAD`."""
+    at = removal.renamed_to
+    for _ in range(MAX_RENAME_HOPS):
+        if at is None:
+            break
+        found, _ = _log_removals(cwd, [at], exact=True)
+        got = found.get(at)
+        if got is None:
+            break  # still there
+        _, sha, when, _ = got
+        if when < removal.time:
+            break  # an older file of that name
+        nxt = _renames(cwd, [sha]).get((sha, at))
+        if nxt is None:
+            return Removal(removal.path, removal.commit, removal.time, removal.subject, at, True)
+        at = nxt
+        removal = Removal(removal.path, removal.commit, removal.time, removal.subject, at)
+    return removal
 
-    path: str
-    commit: str
-    time: int
-    subject: str
-    renamed_to: str | None
 
-    def describe(self) -> str:
-        when = f"on {time.strftime('%Y-%m-%d', time.gmtime(self.time))} in {self.commit[:7]}"
-        subject = self.subject if len(self.subject) <= 72 else self.subject[:71].rstrip() + "…"
-        what = f"renamed to `{self.renamed_to}`" if self.renamed_to else "deleted"
-        return f"`{self.path}` was {what} {when} (\"{subject}\")"
+def _glob_escape(p: str) -> str:
+    return "".join("\\" + c if c in "*?[]\\" else c for c in p)
 
 
-def _log_removals(cwd: str, paths: list[str]) -> dict[str, tuple[str, str, int, str]]:
+def _log_removals(cwd: str, paths: list[str], exact: bool = False
+                  ) -> tuple[dict[str, tuple[str, str, int, str]], bool]:
     """Requested path -> (removed path, commit, commit time, subject) of the newest commit that deleted or
-    renamed it, from a `git log` read as it streams and stopped once every path has its answer."""
-    specs = [f":(glob)**/{_glob_escape(p)}" for p in paths]
-    args = ["git", *_SAFE, "log", "--no-renames", "--diff-filter=D", "--name-only", "-z", "--relative",
-            "--format=%x01%H%x02%ct%x02%s", "--", *specs]
+    renamed it (every side branch included), from a `git log` read as it streams and stopped once every path
+    has its answer; and whether the log was read to its end (or every path answered) in time."""
+    if exact:
+        specs = [f":(literal){p}" for p in paths]
+    else:
+        specs = [f":(glob)**/{_glob_escape(p)}" for p in paths]
+    args = ["log", "--full-history", "--no-renames", "--diff-filter=D", "--name-only", "-z",
+            "--relative", "--format=%x01%H%x02%ct%x02%s", "HEAD", "--", *specs]
     out: dict[str, tuple[str, str, int, str]] = {}
     try:
-        proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                stdin=subprocess.DEVNULL, env={**os.environ, **_ENV})
-    except OSError as exc:
+        proc = _spawn(args, cwd)
+    except Exception as exc:
         log.debug("git log failed: %s", exc)
-        return out
-    deadline = time.monotonic() + TIMEOUT_S
+        return out, False
+    timer = threading.Timer(REMOVALS_TIMEOUT_S, _kill, (proc,))  # a blocked read ends when git is killed
+    timer.start()
+    ended = False
     try:
         assert proc.stdout is not None
         buf = b""
         sha, when, subject = "", 0, ""
-        while len(out) < len(paths) and time.monotonic() < deadline:
-            chunk = proc.stdout.read1(65536) if hasattr(proc.stdout, "read1") else proc.stdout.read(65536)
+        while len(out) < len(paths):
+            chunk = proc.stdout.read1(65536)
             if not chunk:
+                ended = True
                 break
             buf += chunk
             *parts, buf = buf.split(b"\0")
             for raw in parts:
                 item = raw.decode("utf-8", "surrogateescape").lstrip("\n")
                 if item.startswith("\x01"):
-                    head = item[1:].split("\x02")
-                    if len(head) == 3:
-                        sha, subject = head[0], head[2]
-                        try:
-                            when = int(head[1])
-                        except ValueError:
-                            when = 0
+                    head = item[1:].split("\x02", 2)
+                    sha = head[0] if len(head) == 3 and _is_sha(head[0]) else ""
+                    subject = head[2].replace("\n", " ") if sha else ""
+                    try:
+                        when = int(head[1]) if sha else 0
+                    except ValueError:
+                        sha = ""
                     continue
                 if not item or not sha:
                     continue
                 for p in paths:
-                    if p not in out and (item == p or item.endswith("/" + p)):
+                    if p not in out and (item == p or (not exact and item.endswith("/" + p))):
                         out[p] = (item, sha, when, subject)
+    except Exception as exc:
+        log.debug("reading git log failed: %s", exc)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-    return out
-
-
-def _glob_escape(p: str) -> str:
-    return "".join(f"[{c}]" if c in "*?[]\\" else c for c in p)
+        timer.cancel()
+        if not ended:
+            _kill(proc)  # every path answered (or out of time): the rest of the walk is not needed
+        try:
+            proc.wait(timeout=5)
+        except Exception:
+            pass
+    complete = len(out) == len(paths) or (ended and proc.returncode == 0)
+    return out, complete
 
 
 def _renames(cwd: str, shas: list[str]) -> dict[tuple[str, str], str]:
@@ -320,13 +534,14 @@ def _renames(cwd: str, shas: list[str]) -> dict[tuple[str, str], str]:
     return out
 
 
-def latest(lines: dict[int, Change], start: int, end: int) -> Change | None:
-    """The latest change among 0-based lines ``start``..``end`` (uncommitted beats any commit)."""
+def latest(lines: dict[int, Change | None], start: int, end: int) -> Change | None:
+    """The latest change among 0-based lines ``start``..``end`` (uncommitted beats any commit); None when a
+    line has no known change."""
     best: Change | None = None
     for line in range(start, end + 1):
         c = lines.get(line)
         if c is None:
-            return None  # a line git did not report: no answer rather than half of one
+            return None  # a line git did not date: no answer rather than half of one
         if best is None or (c.commit is None and best.commit is not None) or \
                 ((c.commit is None) == (best.commit is None) and c.time > best.time):
             best = c

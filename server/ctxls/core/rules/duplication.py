@@ -51,7 +51,7 @@ from pathlib import Path
 from .. import model as M
 from ..check import Workspace, order_key, same_items
 from ..findings import Edit, Finding, Fix, Related, Span
-from ..history import Change, latest
+from ..history import Change, History, latest
 from ..markdown import prepare, structure
 from . import rule
 
@@ -476,6 +476,8 @@ class _Analysis:
         self._next_uid = 0
         self._order: dict[str, list[int]] = {}
         self._index: dict[str, set[int]] | None = None
+        self._head: str | None = None
+        """The commit git history was read at for the CTX202 findings built (see `findings`)."""
 
     # ------------------------------------------------------------------------------------------- build
     @classmethod
@@ -736,6 +738,7 @@ class _Analysis:
     def findings(self, ws: Workspace, exact: bool) -> list[Finding]:
         """The findings of one rule (exact: CTX201, else CTX202) in report order. Each is built once and kept;
         after an update only those whose match or files changed are built again and put in place."""
+        history = None if exact else self._date_against_head(ws)
         entries = self._listed.get(exact)
         stale = self._stale[exact]
         if entries is None:
@@ -752,10 +755,10 @@ class _Analysis:
                 ws.counter.prefetch(dict.fromkeys(_text(self.files[u.fid], u) for u in missing))
         build = _duplicate_finding if exact else _diverged_finding
         memo: dict = {}  # what findings of one pair of files, or of one unit, share (see the builders)
-        if not exact:
+        if history is not None:
             new = [self.matches[uid] for uid in todo if uid not in self.found]
             if new:
-                memo[_HISTORY] = _line_changes(ws, self.files, new)
+                memo[_HISTORY] = _line_changes(history, self.files, new)
         found, matches, files = self.found, self.matches, self.files
         for uid in todo:
             f = found.get(uid)
@@ -767,6 +770,22 @@ class _Analysis:
         self._listed[exact] = entries
         out = self._out[exact] = [e[2] for e in entries]
         return out
+
+    def _date_against_head(self, ws: Workspace) -> History | None:
+        """The git history CTX202 dates versions from (None: none). When `HEAD` moved since its findings were
+        built, they all go stale: which version is newer may have changed without any file changing."""
+        near = [uid for uid, m in self.matches.items() if not m.exact]
+        if not near:
+            return None
+        history = ws.git()
+        head = history.head if history is not None else None
+        if head != self._head:
+            self._head = head
+            if self._listed.get(False) is not None:
+                for uid in near:
+                    self.found.pop(uid, None)
+                self._stale[False].update(near)
+        return history
 
     def _resolve(self, u: _Unit) -> None:
         """(Re)compute the match of ``u``: an exact duplicate first, else its best near duplicate. A finding
@@ -1196,12 +1215,9 @@ def _diverged_finding(ws: Workspace, files: list[_File], m: _Match, memo: dict |
 _HISTORY = ("git-history",)  # the batch memo's entry for the line changes git reported (see `_line_changes`)
 
 
-def _line_changes(ws: Workspace, files: list[_File], matches: list[_Match]) -> dict[str, dict[int, Change]]:
-    """What git says of the lines of both versions of each diverged pair (by the file's real path); {} when
-    the workspace is not in a repository with commits."""
-    history = ws.git()
-    if history is None:
-        return {}
+def _line_changes(history: History, files: list[_File], matches: list[_Match]
+                  ) -> dict[str, dict[int, Change | None]]:
+    """What git says of the lines of both versions of each diverged pair, by the file's real path."""
     requests: dict[Path, tuple[str, list[tuple[int, int]]]] = {}
     for m in matches:
         for u in (m.later, m.earlier):
@@ -1213,7 +1229,7 @@ def _line_changes(ws: Workspace, files: list[_File], matches: list[_Match]) -> d
     return {str(p): c for p, c in history.changes(requests).items()}
 
 
-def _age(f: _File, u: _Unit, g: _File, v: _Unit, changes: dict[str, dict[int, Change]] | None
+def _age(f: _File, u: _Unit, g: _File, v: _Unit, changes: dict[str, dict[int, Change | None]] | None
          ) -> tuple[str, bool | None]:
     """Which version of a diverged pair is newer: the message part, and True (``u``'s), False (``v``'s) or
     None (neither). Git history of the two versions' own lines when both files are tracked (a fresh clone
