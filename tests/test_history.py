@@ -278,6 +278,15 @@ def test_a_stored_report_of_a_subdirectory_workspace_goes_stale_with_a_commit(re
     assert "the other: 2025-10-01 in " in run_check(repo / "api").stdout
 
 
+def test_a_first_commit_invalidates_a_stored_report(tmp_path: Path) -> None:
+    root = new_repo(tmp_path, {"CLAUDE.md": f"{ROOT_RULE}\n", "api/CLAUDE.md": f"{API_RULE}\n"}, date=None)
+    (root / ".git/info/exclude").write_text(".ctxls/\n")
+    assert "by git history" not in run_check(root).stdout and "same commit" not in run_check(root).stdout
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "first", date="2025-01-01T12:00:00Z")
+    assert "both versions were last changed in the same commit" in run_check(root).stdout
+
+
 def test_git_status_keeps_a_stored_report(repo: Path) -> None:
     (repo / ".git/info/exclude").write_text(".ctxls/\n")
     run_check(repo)

@@ -62,8 +62,8 @@ def _is_sha(s: str) -> bool:
 
 def _spawn(args: list[str], cwd: str, stdin: bool = False) -> subprocess.Popen:
     """``git args`` in a process group of its own, so that a timeout ends whatever it started too."""
-    return subprocess.Popen(["git", *_SAFE, *args], cwd=cwd,
-                            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={**os.environ, **_ENV},
+    return subprocess.Popen(["git", *_SAFE, *args], cwd=cwd, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={**os.environ, **_ENV},
                             start_new_session=True)
 
 
