@@ -774,14 +774,14 @@ class _Analysis:
     def _date_against_head(self, ws: Workspace) -> History | None:
         """The git history CTX202 dates versions from (None: none). When `HEAD` moved since its findings were
         built, they all go stale: which version is newer may have changed without any file changing."""
-        near = [uid for uid, m in self.matches.items() if not m.exact]
-        if not near:
+        if all(m.exact for m in self.matches.values()):
             return None
         history = ws.git()
         head = history.head if history is not None else None
         if head != self._head:
             self._head = head
             if self._listed.get(False) is not None:
+                near = [uid for uid, m in self.matches.items() if not m.exact]
                 for uid in near:
                     self.found.pop(uid, None)
                 self._stale[False].update(near)
