@@ -774,8 +774,10 @@ class _Analysis:
     def _date_against_head(self, ws: Workspace) -> History | None:
         """The git history CTX202 dates versions from (None: none). When `HEAD` moved since its findings were
         built, they all go stale: which version is newer may have changed without any file changing."""
-        if all(m.exact for m in self.matches.values()):
-            return None
+        listed = self._out.get(False)
+        if (not listed and not self._stale[False]) if listed is not None else \
+                all(m.exact for m in self.matches.values()):
+            return None  # no near duplicates (none since the last list, when there is one)
         history = ws.git()
         head = history.head if history is not None else None
         if head != self._head:
