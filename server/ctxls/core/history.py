@@ -232,6 +232,8 @@ class History:
         self._shallow = False
         self._searched = False
         self._state: tuple | None = None
+        self._head_file: tuple[tuple[int, int] | None | bool, str | None] = (False, None)
+        """The stat of the HEAD file when last read, and the ref file it names."""
         self._lines: dict[tuple[str, str, int], dict[int, Change | None] | None] = {}
         self._removals: dict[tuple[str, str], Removal | None] = {}
 
@@ -242,14 +244,19 @@ class History:
         if self._git_dir is None or self._common is None:
             return []
         out = [os.path.join(self._git_dir, "HEAD"), os.path.join(self._common, "packed-refs")]
-        try:
-            with open(out[0], encoding="utf-8", errors="replace") as f:
-                head = f.read(512).strip()
-        except OSError:
-            head = ""
-        if head.startswith("ref: "):
-            ref = head[5:].strip()
-            out.append(os.path.join(self._common, *ref.split("/")))
+        # HEAD is read again only when its stat changed: a language server's watcher sees every open under
+        # the workspace, and this runs at each check.
+        st = _stat_key(out[0])
+        if st != self._head_file[0]:
+            try:
+                with open(out[0], encoding="utf-8", errors="replace") as f:
+                    head = f.read(512).strip()
+            except OSError:
+                head = ""
+            ref = os.path.join(self._common, *head[5:].strip().split("/")) if head.startswith("ref: ") else None
+            self._head_file = (st, ref)
+        if self._head_file[1] is not None:
+            out.append(self._head_file[1])
         return out
 
     def _current_state(self) -> tuple:
