@@ -16,17 +16,19 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping
 
 from . import discovery as D
 from .findings import SEVERITIES, SEVERITY_RANK, Finding
 from .fs import FileSystem
-from .history import History
 from .loader import auto_memory_dir, is_inert_dir, load_session, loads_as_parent
 from .markdown import Prepared, prepare
 from .model import Session
 from .settings import Settings
 from .tokens import TokenCounter, factor_for
+
+if TYPE_CHECKING:
+    from .history import History
 
 log = logging.getLogger("ctxls.check")
 
@@ -349,13 +351,15 @@ class Workspace:
     def sessions_loading(self, path: Path) -> int:
         return bin(self.loads_in.get(self.fs.realpath(path), 0)).count("1")
 
-    def git(self) -> History | None:
+    def git(self) -> "History | None":
         """The workspace's git history, when `[check] git_history` is on and the workspace is in a repository
         whose `HEAD` is a commit. What says where `HEAD` is (its file, the branch's ref file, packed-refs)
         joins what a stored report depends on, whether or not git could answer: a first commit, a commit or a
         checkout changes the answers."""
         if not self.config.git_history:
             return None
+        from .history import History  # (subprocess and friends: imported when git is asked)
+
         key = ("history", self.root)
         history = self.fs.memo.get(key)
         if history is None:

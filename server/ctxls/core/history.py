@@ -21,14 +21,12 @@ shallow clone, lines attributed to the cut-off commit have no known date.
 
 from __future__ import annotations
 
-import difflib
 import logging
 import os
 import signal
 import subprocess
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -200,6 +198,8 @@ def map_lines(head: str, current: str) -> dict[int, int]:
     b = [s.rstrip("\r") for s in current.split("\n")]
     if a == b:
         return {i: i for i in range(len(b))}
+    import difflib  # (imported here: most runs never need it)
+
     out = {}
     for tag, i1, i2, j1, _ in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
         if tag == "equal":
@@ -353,6 +353,8 @@ class History:
         if len(todo) == 1:
             done = [blame(todo[0])]
         else:
+            from concurrent.futures import ThreadPoolExecutor
+
             with ThreadPoolExecutor(max_workers=2) as pool:
                 done = list(pool.map(blame, todo))
         for key, path, got, keep in done:

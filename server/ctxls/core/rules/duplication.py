@@ -47,13 +47,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 from operator import itemgetter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import model as M
 from ..check import Workspace, order_key, same_items
 from ..findings import Edit, Finding, Fix, Related, Span
-from ..history import Change, History, latest
 from ..markdown import prepare, structure
 from . import rule
+
+if TYPE_CHECKING:
+    from ..history import Change, History
 
 # ----------------------------------------------------------------------------------------------- vocabulary
 
@@ -1237,6 +1240,8 @@ def _age(f: _File, u: _Unit, g: _File, v: _Unit, changes: dict[str, dict[int, Ch
     None (neither). Git history of the two versions' own lines when both files are tracked (a fresh clone
     gives every file the same modification time), else the files' modification times."""
     if changes:
+        from ..history import latest
+
         a, b = changes.get(f.real), changes.get(g.real)
         cu = latest(a, u.start, u.end) if a is not None else None
         cv = latest(b, v.start, v.end) if b is not None else None
