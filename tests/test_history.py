@@ -372,3 +372,107 @@ def test_a_git_log_that_hangs_is_killed_in_time(moved: Path, tmp_path: Path,
     assert time.monotonic() - started < 10
     monkeypatch.undo()
     assert "web.py" in h.removals(["web.py"])  # no answer was kept for the path the time ran out for
+
+
+# ------------------------------------------------------------------------------------ second review
+
+def test_a_moved_line_keeps_the_date_of_its_commit(repo: Path) -> None:
+    text = (repo / "CLAUDE.md").read_text()
+    write(repo, "CLAUDE.md", text.replace(ROOT_RULE + "\n", "") + ROOT_RULE + "\n")  # moved to the end, unchanged
+    [f] = diverged(repo)
+    assert "this version is newer by git history (this one: 2025-06-01 in " in f.message
+    assert "the other: 2025-01-01 in " in f.message
+
+
+def test_a_byte_order_mark_is_not_an_uncommitted_change(tmp_path: Path) -> None:
+    root = new_repo(tmp_path, {"CLAUDE.md": f"\ufeff{ROOT_RULE}\n", "api/CLAUDE.md": f"\ufeff{API_RULE}\n"})
+    [f] = diverged(root)
+    assert "both versions were last changed in the same commit" in f.message
+
+
+def test_map_lines_pairs_what_a_diff_cannot(tmp_path: Path) -> None:
+    head = "\n".join(f"line {i % 50}" for i in range(3000))  # repeated lines, too large a middle to diff
+    lines = head.split("\n")
+    current = "\n".join(["new first"] + lines[1:-1][::-1] + ["new last"])
+    got = H.map_lines(head, current)
+    assert 0 not in got and 2999 not in got  # the new lines are not committed
+    assert all(lines[got[j]] == line for j, line in enumerate(current.split("\n")) if j in got)
+    assert len(set(got.values())) == len(got) == 2998  # each committed line used once
+
+
+def test_an_untracked_file_is_not_asked_about_twice(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(repo, "new.md", "x\n")
+    h = H.History(repo)
+    calls = []
+    real = H._run_bytes
+    monkeypatch.setattr(H, "_run_bytes", lambda *a, **k: calls.append(a[0][0]) or real(*a, **k))
+    assert h.changes({repo / "new.md": ("x\n", [(0, 0)])}) == {}
+    assert h.changes({repo / "new.md": ("x\n", [(0, 0)])}) == {}
+    assert calls.count("cat-file") == 1
+
+
+def test_a_failed_lookup_is_asked_again(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    h = H.History(repo)
+    real = H._run_bytes
+    monkeypatch.setattr(H, "_run_bytes", lambda *a, **k: None if a[0][0] == "cat-file" else real(*a, **k))
+    req = {repo / "CLAUDE.md": ((repo / "CLAUDE.md").read_text(), [(2, 2)])}
+    assert h.changes(req) == {}
+    monkeypatch.setattr(H, "_run_bytes", real)
+    assert h.changes(req)[repo / "CLAUDE.md"][2].commit is not None
+
+
+def test_git_init_after_the_first_look_is_noticed(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    write(root, "CLAUDE.md", f"{ROOT_RULE}\n")
+    h = H.History(root)
+    assert not h.refresh() and not h.moved()
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "first", date="2025-01-01T12:00:00Z")
+    assert h.moved() and h.refresh() and h.head is not None
+    assert not h.moved()
+
+
+def test_the_language_server_checks_in_full_once_per_commit(repo: Path) -> None:
+    from ctxls.core.engine import Engine
+
+    engine = Engine(repo, Settings(home=repo.parent / "home", ceiling=repo.parent,
+                                   managed_dir=repo.parent / "managed"))
+    engine.check()
+    assert not engine.git_changed()  # nothing moved
+    write(repo, "other.txt", "x\n")
+    git(repo, "add", "other.txt")
+    git(repo, "commit", "-qm", "other", date="2025-10-01T12:00:00Z")
+    assert engine.git_changed()  # what the watcher calls on a change under .git
+    engine.check()
+    assert engine.last_check_mode == "full"
+    engine.set_buffer(repo / "api/CLAUDE.md", (repo / "api/CLAUDE.md").read_text() + "\nMore.\n")
+    engine.check()
+    assert engine.last_check_mode != "full"
+
+
+def test_the_watcher_knows_which_git_files_say_where_head_is() -> None:
+    from ctxls.lsp.watcher import _says_where_head_is
+
+    for p in ("/w/.git", "/w/.git/HEAD", "/w/.git/refs/heads/main", "/w/.git/packed-refs",
+              "/w/.git/worktrees/x/HEAD", "/w/.git/reftable/tables.list"):
+        assert _says_where_head_is(Path(p)), p
+    for p in ("/w/.git/index", "/w/.git/objects/ab/cdef", "/w/.git/refs/remotes/origin/main", "/w/CLAUDE.md"):
+        assert not _says_where_head_is(Path(p)), p
+
+
+def test_a_rename_target_recreated_later_is_where_the_file_is(moved: Path) -> None:
+    git(moved, "rm", "-q", "services/api/handlers.py")
+    git(moved, "commit", "-qm", "drop", date="2025-04-01T12:00:00Z")
+    write(moved, "services/api/handlers.py", "def handle(): return 1\n")
+    git(moved, "add", "-A")
+    git(moved, "commit", "-qm", "back", date="2025-05-01T12:00:00Z")
+    got = H.History(moved).removals(["services/handlers.py"])["services/handlers.py"]
+    assert got.renamed_to == "services/api/handlers.py" and not got.deleted_later
+
+
+def test_kill_without_process_groups_kills_the_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    monkeypatch.delattr(os, "killpg")
+    H._kill(proc)
+    assert proc.wait(timeout=10) != 0

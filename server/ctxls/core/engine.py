@@ -117,6 +117,17 @@ class Engine:
             return True
         return False
 
+    def git_changed(self) -> bool:
+        """A file that says where `HEAD` is changed (a commit, a checkout, `git init`): when what git history
+        says (CTX202, CTX402) may differ, the next check runs in full. Whether a check is due."""
+        with self._mut:
+            history = self.fs.memo.get(("history", self.root))
+            if history is None or not history.moved():
+                return False
+            self._full_check = True
+            self.generation += 1
+            return True
+
     def set_buffer(self, path: Path, text: str | None) -> None:
         """Edits never wait for a running check (they only take the short mutation lock); a check that read
         the old text is followed by another one, because the generation moved on."""
@@ -455,6 +466,7 @@ class Engine:
                 history = self.fs.memo.get(("history", self.root))
                 if history is not None and history.moved():
                     full = True  # a commit or checkout: what git history says (CTX202, CTX402) may have changed
+                    history.refresh()
                 self._patch_sessions()
             ws = self.workspace()
             if full:

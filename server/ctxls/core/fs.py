@@ -266,15 +266,22 @@ class FileSystem:
                               size=len(data), mtime_ns=mtime)
         if b"\x00" in data[:_BINARY_PROBE]:
             return SourceText(path, None, "binary file (NUL bytes): skipped", size=size, mtime_ns=mtime)
-        notes: tuple[str, ...] = ()
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            text = data.decode("utf-8", errors="replace")
-            notes = (f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced with U+FFFD",)
-        if text.startswith("\ufeff"):
-            text = text[1:]
+        text, notes = decode(data)
         return SourceText(path, text, notes=notes, size=size, mtime_ns=mtime)
+
+
+def decode(data: bytes) -> tuple[str, tuple[str, ...]]:
+    """A file's bytes as the analysis reads them: UTF-8 (undecodable bytes replaced, with a note), without a
+    byte-order mark."""
+    notes: tuple[str, ...] = ()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", errors="replace")
+        notes = (f"invalid UTF-8 at byte {exc.start}; undecodable bytes replaced with U+FFFD",)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text, notes
 
 
 def _human(n: int) -> str:

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from .fs import decode
+
 log = logging.getLogger("ctxls.history")
 
 MAX_FILES = 32
@@ -66,10 +68,14 @@ def _spawn(args: list[str], cwd: str, stdin: bool = False) -> subprocess.Popen:
 
 
 def _kill(proc: subprocess.Popen) -> None:
+    """End ``proc`` and whatever it started (its process group; the process alone where there are none)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass
+    except Exception:
+        try:
+            proc.kill()
+        except Exception:
+            pass
 
 
 def _run_bytes(args: list[str], cwd: str, stdin: bytes | None = None, timeout: float = TIMEOUT_S
@@ -104,20 +110,24 @@ def _git(args: list[str], cwd: str, stdin: str | None = None, timeout: float = T
     return got[1] if got is not None and got[0] == 0 else None
 
 
-def _in_repository(path: Path) -> bool:
-    """A `.git` in ``path`` or above: worth asking git (spawning it costs a few milliseconds)."""
-    for d in (path, *path.parents):
-        if os.path.lexists(os.path.join(d, ".git")):
-            return True
-    return False
-
-
-def _stat_key(path: str) -> tuple[int, int] | None:
+def _stat_key(path: str) -> tuple[int, int, int] | None:
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return st.st_mtime_ns, st.st_size
+    return st.st_mtime_ns, st.st_size, st.st_ino
+
+
+def _dot_git(path: Path) -> tuple[str, tuple[int, int, int] | None] | None:
+    """The nearest `.git` at or above ``path``, with its stat (a `git init` or a new clone changes it)."""
+    for d in (path, *path.parents):
+        p = os.path.join(d, ".git")
+        try:
+            st = os.lstat(p)
+        except OSError:
+            continue
+        return p, (st.st_mtime_ns, st.st_size, st.st_ino)
+    return None
 
 
 @dataclass(frozen=True)
@@ -192,19 +202,42 @@ def parse_blame(out: str, shallow: bool = False) -> dict[int, Change | None]:
 
 
 def map_lines(head: str, current: str) -> dict[int, int]:
-    """0-based line of ``current`` -> the line of ``head`` it is unchanged from (line endings aside); lines
-    left out are not committed."""
+    """0-based line of ``current`` -> a line of ``head`` with the same text (line endings aside); lines left
+    out are not committed. Lines in the same order are matched first (the common start and end, then a diff of
+    what is between when that is small), then any line left with a line of the same text left in ``head``,
+    so that moving a line does not make it look new."""
     a = [s.rstrip("\r") for s in head.split("\n")]
     b = [s.rstrip("\r") for s in current.split("\n")]
     if a == b:
         return {i: i for i in range(len(b))}
-    import difflib  # (imported here: most runs never need it)
+    out: dict[int, int] = {}
+    lo, n, m = 0, len(a), len(b)
+    while lo < min(n, m) and a[lo] == b[lo]:
+        out[lo] = lo
+        lo += 1
+    hi = 0
+    while hi < min(n, m) - lo and a[n - 1 - hi] == b[m - 1 - hi]:
+        out[m - 1 - hi] = n - 1 - hi
+        hi += 1
+    used = set(out.values())
+    if (n - lo - hi) * (m - lo - hi) <= 4_000_000:  # the diff costs up to the product of the two sizes
+        import difflib  # (imported here: most runs never need it)
 
-    out = {}
-    for tag, i1, i2, j1, _ in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            for k in range(i2 - i1):
-                out[j1 + k] = i1 + k
+        matcher = difflib.SequenceMatcher(None, a[lo:n - hi], b[lo:m - hi], autojunk=False)
+        for tag, i1, i2, j1, _ in matcher.get_opcodes():
+            if tag == "equal":
+                for k in range(i2 - i1):
+                    out[lo + j1 + k] = lo + i1 + k
+                    used.add(lo + i1 + k)
+    left: dict[str, list[int]] = {}
+    for i in range(n - 1, -1, -1):
+        if i not in used:
+            left.setdefault(a[i], []).append(i)
+    for j in range(m):
+        if j not in out:
+            spare = left.get(b[j])
+            if spare:
+                out[j] = spare.pop()
     return out
 
 
@@ -231,6 +264,8 @@ class History:
         self._head: str | None = None
         self._shallow = False
         self._searched = False
+        self._mark: tuple | None = None
+        """The nearest `.git` and its stat when no repository was found (see `refresh`)."""
         self._state: tuple | None = None
         self._head_file: tuple[tuple[int, int] | None | bool, str | None] = (False, None)
         """The stat of the HEAD file when last read, and the ref file it names."""
@@ -243,7 +278,8 @@ class History:
         (present or not) and packed-refs. A stored report built from git's answers depends on them."""
         if self._git_dir is None or self._common is None:
             return []
-        out = [os.path.join(self._git_dir, "HEAD"), os.path.join(self._common, "packed-refs")]
+        out = [os.path.join(self._git_dir, "HEAD"), os.path.join(self._common, "packed-refs"),
+               os.path.join(self._common, "reftable", "tables.list")]
         # HEAD is read again only when its stat changed: a language server's watcher sees every open under
         # the workspace, and this runs at each check.
         st = _stat_key(out[0])
@@ -268,25 +304,33 @@ class History:
         return self._head
 
     def moved(self) -> bool:
-        """Whether `HEAD` may have moved since it was last looked up (a stat of its files, no git)."""
-        return self._git_dir is not None and self._current_state() != self._state
+        """Whether git's answers may have changed since `refresh` last looked (stats only, no git): `HEAD` or
+        a branch moved, or, with no repository found, a `.git` appeared or changed."""
+        if self._git_dir is None:
+            return self._searched and _dot_git(self.root) != self._mark
+        return self._current_state() != self._state
 
     def refresh(self) -> bool:
-        """Whether git can answer: the workspace is in a repository whose `HEAD` is a commit. Looked up again
-        only when the `HEAD`, ref or packed-refs files changed (a long-lived snapshot outlives commits)."""
-        if self._searched and self._git_dir is None:
-            return False  # no repository here
-        if self._searched and self._current_state() == self._state:
+        """Whether git can answer: the workspace is in a repository whose `HEAD` is a commit. Git is asked
+        again only when that may have changed: the `HEAD`, ref or packed-refs files changed, or, with no
+        repository found, a `.git` appeared or changed above the workspace (a long-lived snapshot outlives
+        commits, `git init` and clones)."""
+        if self._git_dir is None:
+            mark = _dot_git(self.root)
+            if self._searched and mark == self._mark:
+                return False
+            self._searched, self._mark = True, mark
+            if mark is None:
+                return False
+        elif self._current_state() == self._state:
             return self._head is not None
-        self._searched = True
         cwd = self._top or str(self.root)
-        if self._git_dir is None and not _in_repository(self.root):
-            return False
         got = _run(["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir", "--git-common-dir",
                     "--is-shallow-repository", "HEAD"], cwd)
         lines = got[1].split("\n") if got is not None else []
         if len(lines) < 4 or not lines[0]:
-            self._git_dir = None  # not a work tree (or git is missing)
+            self._git_dir = self._top = self._head = None  # not a work tree (or git is missing or failed)
+            self._mark = _dot_git(self.root)
             return False
         self._top, self._git_dir, self._common = lines[0], lines[1], lines[2]
         self._shallow = lines[3] == "true"
@@ -331,7 +375,7 @@ class History:
             key, path, rel, text, wanted = item
             committed = blobs.get(rel)
             if committed is None:
-                return key, path, None, rel not in blobs  # untracked: kept; a failure: asked again next time
+                return key, path, None, rel in blobs  # untracked: kept; a failure: asked again next time
             mapping = map_lines(committed, text)
             lines = {n: mapping[n] for n in wanted if n in mapping}
             now = Change(int(time.time()), None)
@@ -371,7 +415,7 @@ class History:
         """Each path's text at `HEAD` (None: `HEAD` has no such file); paths git could not be asked about are
         left out. One `git cat-file --batch` for all of them."""
         got = _run_bytes(["cat-file", "--batch"], top,
-                         "".join(f"HEAD:{r}\n" for r in rels).encode("utf-8", "surrogateescape"))
+                         "".join(f"{self._head}:{r}\n" for r in rels).encode("utf-8", "surrogateescape"))
         if got is None or got[0] != 0:
             return {}
         data, pos = got[1], 0
@@ -384,10 +428,11 @@ class History:
             pos = nl + 1
             if len(header) == 3 and header[1] in (b"blob", b"tree", b"commit", b"tag") and header[2].isdigit():
                 size = int(header[2])
-                if header[1] == b"blob":
-                    out[rel] = data[pos:pos + size].decode("utf-8", "surrogateescape")
+                blob = data[pos:pos + size]
+                if header[1] == b"blob" and b"\0" not in blob[:8192]:
+                    out[rel] = decode(blob)[0]  # as the analysis reads the file
                 else:
-                    out[rel] = None  # a directory or a submodule: no text to blame
+                    out[rel] = None  # a directory, a submodule, a binary file: no text to blame
                 pos += size + 1
             else:
                 out[rel] = None  # missing (or ambiguous): not in HEAD
@@ -418,38 +463,55 @@ class History:
         cwd = str(self.root)
         found, complete = _log_removals(cwd, todo)
         renames = _renames(cwd, sorted({r[1] for r in found.values()}))
+        targets = {renames[(r[1], r[0])] for r in found.values() if (r[1], r[0]) in renames}
+        present = _at_head(cwd, head, sorted(targets))
         for p in todo:
             got = found.get(p)
             removal = None
             if got is not None:
                 old, sha, when, subject = got
                 removal = Removal(old, sha, when, subject, renames.get((sha, old)))
-                if removal.renamed_to is not None:
-                    removal = _follow(cwd, removal)
+                if removal.renamed_to is not None and removal.renamed_to not in present:
+                    removal = _follow(cwd, head, removal)  # renamed again, or deleted since
                 out[p] = removal
             if got is not None or complete:
                 self._removals[(head, p)] = removal  # a path the time ran out for is asked again next time
         return out
 
 
-def _follow(cwd: str, removal: Removal) -> Removal:
-    """A renamed file through its later renames (up to `MAX_RENAME_HOPS`), to where it is at `HEAD`."""
+def _at_head(cwd: str, head: str, paths: list[str]) -> set[str]:
+    """Which of the paths (relative to ``cwd``) hold a file at ``head``: one `git cat-file --batch-check`."""
+    if not paths:
+        return set()
+    got = _run(["cat-file", "--batch-check"], cwd, "".join(f"{head}:./{p}\n" for p in paths))
+    if got is None or got[0] != 0:
+        return set()
+    out = set()
+    for p, answer in zip(paths, got[1].split("\n")):  # "<sha> blob <size>", or "<name> missing"
+        parts = answer.split(" ")
+        if len(parts) == 3 and _is_sha(parts[0]) and parts[1] == "blob":
+            out.add(p)
+    return out
+
+
+def _follow(cwd: str, head: str, removal: Removal) -> Removal:
+    """A renamed file that is not at `HEAD` under its new name, through its later renames (up to
+    `MAX_RENAME_HOPS`), to where it is at `HEAD`, or to the commit that deleted it."""
     at = removal.renamed_to
     for _ in range(MAX_RENAME_HOPS):
-        if at is None:
-            break
+        assert at is not None
         found, _ = _log_removals(cwd, [at], exact=True)
         got = found.get(at)
-        if got is None:
-            break  # still there
-        _, sha, when, _ = got
-        if when < removal.time:
-            break  # an older file of that name
+        if got is None or got[2] < removal.time:
+            break  # no later removal: where it went is as far as git can say
+        sha = got[1]
         nxt = _renames(cwd, [sha]).get((sha, at))
         if nxt is None:
             return Removal(removal.path, removal.commit, removal.time, removal.subject, at, True)
         at = nxt
         removal = Removal(removal.path, removal.commit, removal.time, removal.subject, at)
+        if at in _at_head(cwd, head, [at]):
+            break
     return removal
 
 
@@ -475,9 +537,9 @@ def _log_removals(cwd: str, paths: list[str], exact: bool = False
         log.debug("git log failed: %s", exc)
         return out, False
     timer = threading.Timer(REMOVALS_TIMEOUT_S, _kill, (proc,))  # a blocked read ends when git is killed
-    timer.start()
     ended = False
     try:
+        timer.start()
         assert proc.stdout is not None
         buf = b""
         sha, when, subject = "", 0, ""

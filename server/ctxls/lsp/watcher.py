@@ -30,6 +30,16 @@ def _ignored(path: Path) -> bool:
     return any(part in SKIP_DIRS for part in path.parts)
 
 
+def _says_where_head_is(path: Path) -> bool:
+    """A `.git` itself, its HEAD, packed-refs, reftable or a branch ref: a commit, checkout or `git init`."""
+    parts = path.parts
+    if ".git" not in parts:
+        return False
+    rest = parts[parts.index(".git") + 1:]
+    return (not rest or rest[-1] in ("HEAD", "packed-refs", "tables.list")
+            or rest[:2] == ("refs", "heads") or rest[:1] == ("reftable",))
+
+
 def _stamp(path: Path):
     try:
         st = os.stat(path)
@@ -66,6 +76,8 @@ class Coalescer:
         self.first_at: float | None = None
         self.batches = 0
         self.events = 0
+        self.git = False
+        """A file that says where git's HEAD is changed (see `_says_where_head_is`)."""
 
     def add(self, path: Path, structural: bool) -> None:
         """Thread-safe entry point."""
@@ -77,6 +89,10 @@ class Coalescer:
 
     def _add(self, path: Path, structural: bool, listing: bool = False) -> None:
         if _ignored(path):
+            if _says_where_head_is(path):
+                self.git = True
+                if self.task is None or self.task.done():
+                    self.task = self.ls.run_task(self._flush_later())
             return
         self.events += 1
         if listing:
@@ -97,8 +113,14 @@ class Coalescer:
                 break
         batch, self.pending, self.first_at = self.pending, {}, None
         dirs, self.pending_dirs = self.pending_dirs, set()
+        git, self.git = self.git, False
         engine = self.ls.engine
         if engine is None:
+            return
+        if git and engine.git_changed() and not batch and not dirs:
+            from .diagnostics import schedule_check
+
+            schedule_check(self.ls, delay=0)
             return
         for d in dirs:
             if not batch.get(d) and listing_changed(engine.fs, d):
