@@ -373,3 +373,28 @@ async def test_memory_files_outside_the_workspace_are_watched(client: LanguageCl
     await diagnostics_for(client, topic, until=lambda ds: "CTX402" in codes(ds))
     topic.unlink()
     await diagnostics_for(client, topic, until=lambda ds: ds == [])
+
+
+async def test_a_commit_outside_the_editor_updates_what_git_history_says(client: LanguageClient) -> None:
+    """CTX202 says which version is newer from git history: `git init` and a commit made in a terminal (no
+    file of the workspace changes) reach the server through its watcher of .git, and the next check says so."""
+    import subprocess
+
+    root = client.root
+    rule = "Database migrations {} be reversible and reviewed by the data team."
+    await diagnostics_for(client, root / "CLAUDE.md", until=lambda ds: "CTX301" in codes(ds))
+    with (root / "CLAUDE.md").open("a") as f:
+        f.write("\n- " + rule.format("MUST") + "\n")
+    (root / "services" / "CLAUDE.md").write_text("# Services\n\n- " + rule.format("should") + "\n")
+
+    def ctx202(ds) -> list[str]:
+        return [d.message for d in ds if d.code == "CTX202"]
+
+    ds = await diagnostics_for(client, root / "services" / "CLAUDE.md", until=lambda ds: ctx202(ds))
+    assert "by git history" not in ctx202(ds)[0]
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "PATH": "/usr/bin:/bin:/usr/local/bin"}
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "first"]):
+        subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+    await diagnostics_for(client, root / "services" / "CLAUDE.md",
+                          until=lambda ds: any("the same commit" in m for m in ctx202(ds)))

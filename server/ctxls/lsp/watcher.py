@@ -117,15 +117,15 @@ class Coalescer:
         engine = self.ls.engine
         if engine is None:
             return
-        if git and engine.git_changed() and not batch and not dirs:
-            from .diagnostics import schedule_check
+        from .diagnostics import schedule_check
 
-            schedule_check(self.ls, delay=0)
-            return
+        due = git and engine.git_changed()  # a commit or checkout: the next check runs in full
         for d in dirs:
             if not batch.get(d) and listing_changed(engine.fs, d):
                 batch[d] = True
         if not batch:
+            if due:
+                schedule_check(self.ls, delay=0)
             return
         work = []
         for path, structural in batch.items():
@@ -135,6 +135,8 @@ class Coalescer:
             self.seen[path] = stamp
             work.append((path, structural or stamp is None))
         if not work:
+            if due:
+                schedule_check(self.ls, delay=0)
             return
         self.batches += 1
         log.debug("file events: %s", [(str(p), s) for p, s in work[:5]])
@@ -145,8 +147,6 @@ class Coalescer:
             for path, structural in work:
                 if not self.ls.config_changed(path):
                     engine.file_changed(path, structural)
-        from .diagnostics import schedule_check
-
         schedule_check(self.ls, delay=0)
 
 
