@@ -16,7 +16,8 @@ Local only and never fatal: no git binary, a workspace outside a repository, a r
 untracked file, a timeout or any other failure gives no answer, and the rules fall back to what they said
 without git. Lazy fetching of missing objects (partial clones) is off, so git never reaches the network; the
 file-system monitor hook, signature checks and `log.follow` a configuration may set are overridden. In a
-shallow clone, lines attributed to the cut-off commit have no known date.
+shallow clone, lines attributed to the cut-off commit have no known date. Needs git 2.31 or later
+(`rev-parse --path-format`); an older git gives no answers.
 """
 
 from __future__ import annotations
