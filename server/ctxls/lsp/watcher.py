@@ -168,6 +168,7 @@ def start_watcher(ls: CtxlsServer) -> None:
     loop = asyncio.get_running_loop()
     ls.coalescer = Coalescer(ls, loop)
     try:
+        from watchdog import events as E
         from watchdog.events import FileSystemEventHandler
         from watchdog.observers import Observer
     except ImportError:  # pragma: no cover - watchdog is a dependency
@@ -194,7 +195,9 @@ def start_watcher(ls: CtxlsServer) -> None:
     for d in {ls.root, memory_dir(ls)}:
         if d is not None and d.is_dir():
             try:
-                observer.schedule(Handler(), str(d), recursive=True)
+                # Changes only: without a filter, inotify reports every open and close of every file and
+                # directory under the workspace, and each check reads hundreds of them (as git does, in .git).
+                observer.schedule(Handler(), str(d), recursive=True, event_filter=_change_events(E))
                 watched.append(d)
             except OSError as exc:
                 ls.log(f"cannot watch {d}: {exc}", T.MessageType.Warning)
@@ -205,6 +208,11 @@ def start_watcher(ls: CtxlsServer) -> None:
         ls.log(f"file watcher failed to start: {exc}", T.MessageType.Warning)
         return
     ls.watcher = observer
+
+
+def _change_events(E) -> list:
+    return [E.FileCreatedEvent, E.DirCreatedEvent, E.FileDeletedEvent, E.DirDeletedEvent, E.FileModifiedEvent,
+            E.DirModifiedEvent, E.FileMovedEvent, E.DirMovedEvent]
 
 
 def memory_dir(ls: CtxlsServer) -> Path | None:
