@@ -185,8 +185,8 @@ class Workspace:
 
     @cached_property
     def memory_files(self) -> list[Path]:
-        # Through the snapshot: the language server builds a workspace per check, and listing the directory
-        # again each time wakes its own watcher (inotify reports every open of a watched directory).
+        # Through the snapshot: the language server builds a workspace per check, and the snapshot lists the
+        # directory once until the watcher says it changed.
         names = sorted(n for n in self.fs.listing(self.memory_dir) if n.endswith(".md"))
         return [self.memory_dir / n for n in names]
 

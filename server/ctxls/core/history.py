@@ -281,8 +281,7 @@ class History:
             return []
         out = [os.path.join(self._git_dir, "HEAD"), os.path.join(self._common, "packed-refs"),
                os.path.join(self._common, "reftable", "tables.list")]
-        # HEAD is read again only when its stat changed: a language server's watcher sees every open under
-        # the workspace, and this runs at each check.
+        # HEAD is read again only when its stat changed: this runs at each check of the language server.
         st = _stat_key(out[0])
         if st != self._head_file[0]:
             try:
