@@ -131,6 +131,10 @@ def _dot_git(path: Path) -> tuple[str, tuple[int, int, int] | None] | None:
     return None
 
 
+def _when(seconds: int, commit: str) -> str:
+    return f"{time.strftime('%Y-%m-%d', time.gmtime(seconds))} in {commit[:7]}"
+
+
 @dataclass(frozen=True)
 class Change:
     """The latest change to a range of lines: when (seconds since the epoch) and in which commit (None: not
@@ -143,7 +147,7 @@ class Change:
     def label(self) -> str:
         if self.commit is None:
             return "uncommitted changes"
-        return f"{time.strftime('%Y-%m-%d', time.gmtime(self.time))} in {self.commit[:7]}"
+        return _when(self.time, self.commit)
 
 
 @dataclass(frozen=True)
@@ -160,7 +164,7 @@ class Removal:
     deleted_later: bool = False
 
     def describe(self) -> str:
-        when = f"on {time.strftime('%Y-%m-%d', time.gmtime(self.time))} in {self.commit[:7]}"
+        when = f"on {_when(self.time, self.commit)}"
         subject = self.subject if len(self.subject) <= 72 else self.subject[:71].rstrip() + "…"
         if self.renamed_to is None:
             what = "deleted"
@@ -268,7 +272,7 @@ class History:
         self._mark: tuple | None = None
         """The nearest `.git` and its stat when no repository was found (see `refresh`)."""
         self._state: tuple | None = None
-        self._head_file: tuple[tuple[int, int] | None | bool, str | None] = (False, None)
+        self._head_file: tuple[tuple[int, int, int] | None | bool, str | None] = (False, None)
         """The stat of the HEAD file when last read, and the ref file it names."""
         self._lines: dict[tuple[str, str, int], dict[int, Change | None] | None] = {}
         self._removals: dict[tuple[str, str], Removal | None] = {}
@@ -461,7 +465,7 @@ class History:
         if not todo:
             return out
         cwd = str(self.root)
-        found, complete = _log_removals(cwd, todo)
+        found, complete = _log_removals(cwd, head, todo)
         renames = _renames(cwd, sorted({r[1] for r in found.values()}))
         targets = {renames[(r[1], r[0])] for r in found.values() if (r[1], r[0]) in renames}
         present = _at_head(cwd, head, sorted(targets))
@@ -500,7 +504,7 @@ def _follow(cwd: str, head: str, removal: Removal) -> Removal:
     at = removal.renamed_to
     for _ in range(MAX_RENAME_HOPS):
         assert at is not None
-        found, _ = _log_removals(cwd, [at], exact=True)
+        found, _ = _log_removals(cwd, head, [at], exact=True)
         got = found.get(at)
         if got is None or got[2] < removal.time:
             break  # no later removal: where it went is as far as git can say
@@ -519,7 +523,7 @@ def _glob_escape(p: str) -> str:
     return "".join("\\" + c if c in "*?[]\\" else c for c in p)
 
 
-def _log_removals(cwd: str, paths: list[str], exact: bool = False
+def _log_removals(cwd: str, head: str, paths: list[str], exact: bool = False
                   ) -> tuple[dict[str, tuple[str, str, int, str]], bool]:
     """Requested path -> (removed path, commit, commit time, subject) of the newest commit that deleted or
     renamed it (every side branch included), from a `git log` read as it streams and stopped once every path
@@ -529,7 +533,7 @@ def _log_removals(cwd: str, paths: list[str], exact: bool = False
     else:
         specs = [f":(glob)**/{_glob_escape(p)}" for p in paths]
     args = ["log", "--full-history", "--no-renames", "--diff-filter=D", "--name-only", "-z",
-            "--relative", "--format=%x01%H%x02%ct%x02%s", "HEAD", "--", *specs]
+            "--relative", "--format=%x01%H%x02%ct%x02%s", head, "--", *specs]
     out: dict[str, tuple[str, str, int, str]] = {}
     try:
         proc = _spawn(args, cwd)
@@ -553,11 +557,11 @@ def _log_removals(cwd: str, paths: list[str], exact: bool = False
             for raw in parts:
                 item = raw.decode("utf-8", "surrogateescape").lstrip("\n")
                 if item.startswith("\x01"):
-                    head = item[1:].split("\x02", 2)
-                    sha = head[0] if len(head) == 3 and _is_sha(head[0]) else ""
-                    subject = head[2].replace("\n", " ") if sha else ""
+                    fields = item[1:].split("\x02", 2)
+                    sha = fields[0] if len(fields) == 3 and _is_sha(fields[0]) else ""
+                    subject = fields[2].replace("\n", " ") if sha else ""
                     try:
-                        when = int(head[1]) if sha else 0
+                        when = int(fields[1]) if sha else 0
                     except ValueError:
                         sha = ""
                     continue
