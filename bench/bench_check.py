@@ -9,6 +9,9 @@ alone):
   agnix         agnix REPO                          the fastest peer linter (PyPI `agnix`, installed into
                                                     .cache/bench-venv on first use; never into the project venv)
   ctxls floor   imports + tokenizer load            what every cold run pays before reading a file
+  ctxls count   floor + scan + read + count         what a cold run pays before its first rule: every
+                                                    always-loaded file read, rendered and tokenized on two
+                                                    processes (bench/count_floor.py)
   ctxls cold    ctxls check REPO, .ctxls/ removed   real token counting, sessions of every directory, all rules
   ctxls tokens  ctxls check, token cache kept       what a CI run with a restored token cache costs
   ctxls warm    ctxls check, nothing changed        the stat-validated result cache
@@ -70,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         "ctxls floor": ([sys.executable, "-c", "import ctxls.cli, ctxls.core.check, ctxls.core.rules, "
                          "ctxls.core.formats; ctxls.core.rules.load_all(); "
                          "from ctxls.core.tokens import _encoder; _encoder()"], None),
+        # The floor plus what a cold run does before its first rule: scan, read and render every always-loaded
+        # instruction file and count their tokens on two processes (bench/count_floor.py). What is left of
+        # a cold run above it is sessions, rules and output.
+        "ctxls count": ([sys.executable, str(HERE / "count_floor.py"), str(repo), "--home", str(home)], "all"),
         "ctxls cold": (ctxls, "all"),
         "ctxls tokens": (ctxls, "results"),
         "ctxls warm": (ctxls, None),
