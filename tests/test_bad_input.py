@@ -278,7 +278,8 @@ def test_file_deleted_between_stat_and_read_is_skipped_as_vanished(tmp_path, her
 
 
 # ---------------------------------------------------------------------------------------------- frontmatter
-BROKEN_RULE = "---\npaths: [unclosed\n---\nOnly for src files.\n"
+# Broken past Claude Code's second attempt too (it quotes only top-level `key: value` lines, not list items).
+BROKEN_RULE = "---\npaths:\n  - [unclosed\n---\nOnly for src files.\n"
 
 
 def test_rule_with_broken_yaml_frontmatter_loads_unconditionally(tmp_path, hermetic_settings):
@@ -302,7 +303,7 @@ def test_rule_with_broken_yaml_frontmatter_gets_a_note(tmp_path, hermetic_settin
 def test_skill_with_broken_frontmatter_stays_in_the_listing(tmp_path, hermetic_settings):
     ws = tmp_path / "ws"
     skill = _write(ws / ".claude" / "skills" / "deploy" / "SKILL.md",
-                   "---\ndescription: [oops\n---\nDeploys the service to staging.\n")
+                   "---\ndescription:\n  - [oops\n---\nDeploys the service to staging.\n")
     session = load_session(ws, (), hermetic_settings(ws))
     [info] = [s for s in session.skills.skills if s.source == skill]
     assert info.listed
@@ -310,6 +311,15 @@ def test_skill_with_broken_frontmatter_stays_in_the_listing(tmp_path, hermetic_s
     assert info.description == "Deploys the service to staging."
     [listing] = [b for b in session.blocks if b.kind == M.SKILL_LISTING]
     assert "- deploy: Deploys the service to staging." in listing.text
+
+
+def test_skill_frontmatter_claude_code_reads_by_quoting_keeps_its_description(tmp_path, hermetic_settings):
+    ws = tmp_path / "ws"
+    skill = _write(ws / ".claude" / "skills" / "deploy" / "SKILL.md",
+                   "---\ndescription: Deploy: ships the service to staging\n---\nFirst paragraph.\n")
+    session = load_session(ws, (), hermetic_settings(ws))
+    [info] = [s for s in session.skills.skills if s.source == skill]
+    assert info.frontmatter_error is None and info.description == "Deploy: ships the service to staging"
 
 
 # ---------------------------------------------------------------------------------------------- imports
@@ -333,7 +343,7 @@ def _hostile_tree(ws: Path) -> dict[str, Path]:
         "binary": _write(ws / "bin" / "CLAUDE.md", b"\x00\x01binary"),
         "utf8": _write(ws / "utf8" / "CLAUDE.md", b"bad \xff byte\n"),
         "cycle": _write(ws / "cycle" / "CLAUDE.md", "@x.md\n"),
-        "skill": _write(ws / ".claude" / "skills" / "broken" / "SKILL.md", "---\na: [\n---\nBroken skill.\n"),
+        "skill": _write(ws / ".claude" / "skills" / "broken" / "SKILL.md", "---\na:\n  - [\n---\nBroken skill.\n"),
         "rule": _write(ws / ".claude" / "rules" / "broken.md", BROKEN_RULE),
         "root": _write(ws / "CLAUDE.md", "Root instructions.\n"),
     }

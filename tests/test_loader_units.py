@@ -81,6 +81,21 @@ def test_paths_parsing() -> None:
     assert parse_paths(42).errors and parse_paths(42).unconditional
 
 
+@pytest.mark.parametrize("value, patterns", [
+    # Claude Code's splitPathInFrontmatter: commas inside braces separate alternatives, not patterns
+    ("**/*.{ts,tsx}", ("**/*.ts", "**/*.tsx")),
+    ("a, src/*.{ts,tsx}", ("a", "src/*.ts", "src/*.tsx")),
+    ("{a,b}/{c,d}", ("a/c", "a/d", "b/c", "b/d")),
+    # each string item of a list is split the same way; alternatives are trimmed
+    (["src/a.ts, src/b.ts", "x/{ d , e }"], ("src/a.ts", "src/b.ts", "x/d", "x/e")),
+    # a group without a comma expands to its one alternative, and does not stop the groups after it
+    ("{lib}/{c,d}.py", ("lib/c.py", "lib/d.py")),
+])
+def test_paths_split_outside_braces(value, patterns) -> None:
+    got = parse_paths(value)
+    assert got.patterns == patterns and not got.errors and not got.unconditional
+
+
 def test_settings_from_mapping_reports_and_falls_back() -> None:
     s, errors = Settings.from_mapping({"window": -5, "agents_md_mode": "bogus", "nope": 1, "import-max-hops": 5})
     assert s.window == 200_000 and s.agents_md_mode == "claude-md-or-agents-md" and s.import_max_hops == 5

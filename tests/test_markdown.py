@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxls.core.markdown import _structure_commonmark, _structure_fast, find_imports, prepare, split_frontmatter
+from ctxls.core.markdown import (_structure_commonmark, _structure_fast, find_imports, prepare, quote_problem_values,
+                                 split_frontmatter)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,7 +48,33 @@ def test_prepare_strips_and_reports() -> None:
 
 
 def test_broken_frontmatter_is_data() -> None:
-    fm, body = split_frontmatter("---\npaths: [unclosed\n---\nx\n")
-    assert fm.data is None and "invalid YAML" in (fm.error or "") and body == "x\n"
+    fm, body = split_frontmatter("---\npaths:\n  - \"unclosed\n---\nx\n")
+    assert fm.data is None and "invalid YAML" in (fm.error or "") and body == "x\n" and fm.strict_error is None
     fm, _ = split_frontmatter("---\n- a list\n---\n")
     assert fm.data is None and "not a mapping" in (fm.error or "")
+
+
+@pytest.mark.parametrize("raw, data", [
+    # Claude Code's second attempt (frontmatterParser.ts quoteProblematicValues) reads what strict YAML cannot
+    ("paths: **/*.ts", {"paths": "**/*.ts"}),
+    ("paths: {src,lib}/**/*.ts, *.md", {"paths": "{src,lib}/**/*.ts, *.md"}),
+    ("paths: [unclosed", {"paths": "[unclosed"}),
+    ("name: x\ndescription: Deploy: runs it", {"name": "x", "description": "Deploy: runs it"}),
+    # a valid flow list and an already quoted value stay as they are; only the broken line is quoted
+    ("tags: [a, b]\ntitle: 'x: y'\nwhen: a: b", {"tags": ["a", "b"], "title": "x: y", "when": "a: b"}),
+    # backslashes and double quotes are escaped inside the new quotes
+    ('note: say "hi": C:\\dir *', {"note": 'say "hi": C:\\dir *'}),
+    # a file checked out with CRLF line ends reads as the same file
+    ("paths: **/*.ts\r\nname: x\r", {"paths": "**/*.ts", "name": "x"}),
+])
+def test_frontmatter_claude_code_reads_after_quoting(raw: str, data: dict) -> None:
+    fm, body = split_frontmatter(f"---\n{raw}\n---\nbody\n")
+    assert fm.data == data and fm.error is None and body == "body\n"
+    assert fm.strict_error and fm.strict_error.startswith("invalid YAML")
+
+
+def test_quote_problem_values_leaves_nested_and_clean_lines() -> None:
+    raw = "a: plain\nlist:\n  - *alias\n  key: v: w\nb: *x"
+    assert quote_problem_values(raw) == 'a: plain\nlist:\n  - *alias\n  key: v: w\nb: "*x"'
+    fm, _ = split_frontmatter(f"---\n{raw}\n---\n")  # the indented lines are not retried: still broken
+    assert fm.data is None and fm.error and fm.strict_error is None

@@ -11,7 +11,7 @@ import pathspec
 
 MAX_EXPANSIONS = 1_000
 MAX_EXPANDED_BYTES = 4 * 1024 * 1024
-_BRACE_RE = re.compile(r"\{([^{}]*)\}")
+_BRACE_RE = re.compile(r"\{([^{}]+)\}")
 
 
 @dataclass(frozen=True)
@@ -30,17 +30,19 @@ class PathGlobs:
 
 
 def parse_paths(value: Any, root_only_md: bool = False) -> PathGlobs:
-    """Normalise a `paths:` value (YAML list or comma-separated string)."""
+    """Normalise a `paths:` value (YAML list or comma-separated string) as Claude Code's splitPathInFrontmatter
+    does: a string, and each string item of a list, is split at the commas outside braces (`**/*.{ts,tsx}` is
+    one pattern), then brace-expanded."""
     if value is None:
         return PathGlobs((), True)
     errors: list[str] = []
     raw: list[str] = []
     if isinstance(value, str):
-        raw = [p.strip() for p in value.split(",")]
+        raw = split_outside_braces(value)
     elif isinstance(value, list):
         for item in value:
             if isinstance(item, str):
-                raw.append(item.strip())
+                raw += split_outside_braces(item)
             else:
                 errors.append(f"paths entry {item!r} is not a string")
     else:
@@ -66,8 +68,27 @@ def parse_paths(value: Any, root_only_md: bool = False) -> PathGlobs:
     return PathGlobs(tuple(valid), False, tuple(errors), root_only_md)
 
 
+def split_outside_braces(value: str) -> list[str]:
+    """`a, src/*.{ts,tsx}` -> `a`, `src/*.{ts,tsx}`: commas inside braces separate alternatives, not patterns."""
+    if "{" not in value:
+        return [p.strip() for p in value.split(",")]
+    parts: list[str] = []
+    depth = start = 0
+    for i, ch in enumerate(value):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(value[start:i].strip())
+            start = i + 1
+    parts.append(value[start:].strip())
+    return parts
+
+
 def expand_braces(pattern: str) -> list[str]:
-    """`src/{a,b}/*.{ts,tsx}` -> 4 patterns; past the budget the pattern is used literally (>= 2.1.217)."""
+    """`src/{a,b}/*.{ts,tsx}` -> 4 patterns, each alternative trimmed; past the budget the pattern is used
+    literally (>= 2.1.217)."""
     if "{" not in pattern:
         return [pattern]
     results = [pattern]
@@ -76,12 +97,12 @@ def expand_braces(pattern: str) -> list[str]:
         nxt: list[str] = []
         for p in results:
             m = _BRACE_RE.search(p)
-            if m is None or "," not in m.group(1):
+            if m is None:
                 nxt.append(p)
                 continue
             changed = True
             for alt in m.group(1).split(","):
-                nxt.append(p[: m.start()] + alt + p[m.end():])
+                nxt.append(p[: m.start()] + alt.strip() + p[m.end():])
             if len(nxt) > MAX_EXPANSIONS or sum(map(len, nxt)) > MAX_EXPANDED_BYTES:
                 return [pattern]
         results = nxt

@@ -36,6 +36,10 @@ class Frontmatter:
     end_line: int
     """Last line of the frontmatter block (the closing ---), 0 when there is none."""
     present: bool
+    strict_error: str | None = None
+    """Set when the block is not valid YAML but Claude Code still reads it: its second attempt, with the values
+    that hold YAML-special characters quoted (`quote_problem_values`), parses. ``data`` is what that attempt
+    gives; other agents and YAML tools drop the fields."""
 
 
 def split_frontmatter(text: str) -> tuple[Frontmatter, str]:
@@ -48,9 +52,48 @@ def split_frontmatter(text: str) -> tuple[Frontmatter, str]:
             raw = "".join(lines[1:i])
             body = "".join(lines[i + 1:])
             data, error = _parse_yaml(raw)
-            return Frontmatter(data, error, i + 1, True), body
+            strict = None
+            if error is not None and error.startswith("invalid YAML"):
+                # Claude Code's parseFrontmatter tries again with the problem values quoted (frontmatterParser.ts)
+                # (line ends normalised first: a file checked out with CRLF must read as the same file)
+                retried, again = _parse_yaml(quote_problem_values(raw.replace("\r\n", "\n")))
+                if again is None and retried is not None:
+                    data, error, strict = retried, None, error
+            return Frontmatter(data, error, i + 1, True, strict), body
     # No closing fence: Claude Code does not treat it as frontmatter.
     return Frontmatter(None, "frontmatter has no closing '---' line", 0, False), text
+
+
+# Claude Code's frontmatterParser.ts: YAML_SPECIAL_CHARS, and the `key: value` lines its retry looks at (top
+# level, plain scalar on the same line).
+_YAML_SPECIAL_RE = re.compile(r"[{}\[\]*&#!|>%@`]|: ")
+_TOP_KEY_VALUE_RE = re.compile(r"^([a-zA-Z_-]+):\s+([^\r\n\u2028\u2029]+)$")  # JavaScript's `.` stops at \r
+
+
+def quote_problem_values(raw: str) -> str:
+    """Claude Code's `quoteProblematicValues`, run when a frontmatter block does not parse: every top-level
+    `key: value` line whose value is not quoted and holds a YAML-special character gets the value double-quoted
+    (backslashes and quotes escaped). A value that is a valid flow list (`[a, b]`) is left as it is (2.1.214)."""
+    out = []
+    for line in raw.split("\n"):
+        m = _TOP_KEY_VALUE_RE.match(line)
+        if m is not None:
+            value = m.group(2)
+            if not (value[0] == value[-1] == '"' or value[0] == value[-1] == "'") and not _flow_list(value) \
+                    and _YAML_SPECIAL_RE.search(value):
+                value = value.replace("\\", "\\\\").replace('"', '\\"')
+                line = f'{m.group(1)}: "{value}"'
+        out.append(line)
+    return "\n".join(out)
+
+
+def _flow_list(value: str) -> bool:
+    if not (value.startswith("[") and value.endswith("]")):
+        return False
+    try:
+        return isinstance(yaml.load(value, Loader=_YAML_LOADER), list)
+    except Exception:
+        return False
 
 
 def _parse_yaml(raw: str) -> tuple[dict[str, Any] | None, str | None]:

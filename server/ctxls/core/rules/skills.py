@@ -22,8 +22,8 @@ from .. import discovery as D
 from ..loader import is_within
 from ..check import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
-from ..globs import PathGlobs, parse_paths
-from ..markdown import _YAML_LOADER, first_paragraph, structure
+from ..globs import PathGlobs, parse_paths, split_outside_braces
+from ..markdown import _TOP_KEY_VALUE_RE, _YAML_LOADER, first_paragraph, quote_problem_values, structure
 from ..skills import truthy
 from . import rule
 
@@ -185,15 +185,21 @@ _CONSEQUENCE = {
 
 
 @rule("CTX501", "frontmatter-invalid", "skills", "error",
-      summary="YAML frontmatter of a rule, skill, command or memory file does not parse, or is never closed.",
+      summary="YAML frontmatter of a rule, skill, command or memory file does not parse, parses only with Claude "
+              "Code's lenient retry, or is never closed.",
       why="When the frontmatter does not parse, Claude Code drops every field in it: a rule's `paths:` is lost "
-          "and the rule loads in every session, a skill falls back to its first paragraph as description. A `---` "
-          "opener without a closing `---` is not frontmatter at all, so the raw `key: value` lines are sent to the "
-          "model as text.",
-      example="```markdown\n---\ndescription: Deploy: runs the release script\n---\n```",
+          "and the rule loads in every session, a skill falls back to its first paragraph as description. Before "
+          "giving up it tries once more with every top-level value that holds a YAML-special character (`: `, "
+          "`*`, `{`, `[`, `#`, ...) quoted, so `paths: **/*.ts` or `description: Deploy: runs it` still work "
+          "there (a warning: other agents, editors and YAML tools drop those fields). A `---` opener without a "
+          "closing `---` is not frontmatter at all, so the raw `key: value` lines are sent to the model as text.",
+      example="```markdown\n---\ndescription: Deploy: runs the release script\n---\n```\n(a warning: Claude Code "
+              "reads it by quoting the value), or an error when even that cannot help:\n\n```markdown\n---\n"
+              "paths:\n  - \"src/api/**\n---\n```",
       fix="Fix the YAML at the reported line (quote values that contain `: ` or start with a special "
-          "character). The quick fix quotes such values when that makes the frontmatter parse (safe); for an "
-          "unclosed block it offers to insert the closing `---` after the last field (not applied by --fix).")
+          "character). When Claude Code's retry reads the block, the quick fix makes the same quoting edits "
+          "(safe: the fields read the same, now as valid YAML); for an unclosed block it offers to insert the "
+          "closing `---` after the last field (not applied by --fix).")
 def frontmatter_invalid(ws: Workspace):
     for fi in sources(ws, D.RULE, D.SKILL, D.COMMAND, D.MEMORY_INDEX, D.MEMORY_TOPIC):
         text = fi.text or ""
@@ -201,17 +207,18 @@ def frontmatter_invalid(ws: Workspace):
             continue
         fm = fi.prepared.frontmatter
         if fm.present:
-            if fm.error is None:
+            if fm.error is None and fm.strict_error is None:
                 continue
-            yield _invalid_yaml(ws, fi, fm.end_line - 1)
+            yield _invalid_yaml(ws, fi, fm.end_line - 1, fm.data if fm.error is None else None)
         elif fm.error and fi.lines[0].rstrip("\r").rstrip() == "---":
             f = _unclosed(fi)
             if f is not None:
                 yield f
 
 
-def _invalid_yaml(ws: Workspace, fi: FileInfo, close: int) -> Finding:
-    raw = "\n".join(fi.lines[1:close])
+def _invalid_yaml(ws: Workspace, fi: FileInfo, close: int, lenient: dict | None) -> Finding:
+    """The block does not parse; ``lenient`` is what Claude Code's retry reads from it (None: nothing)."""
+    raw = "\n".join(l.rstrip("\r") for l in fi.lines[1:close])
     line, col, problem = 0, 0, "does not parse"
     try:
         data = yaml.load(raw, Loader=_YAML_LOADER)
@@ -229,40 +236,40 @@ def _invalid_yaml(ws: Workspace, fi: FileInfo, close: int) -> Finding:
         problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     text = fi.lines[line].rstrip("\r")
     span = Span(line, min(col, len(text)), line, len(text)) if col < len(text) else Span(line, 0, line, len(text))
+    if lenient is not None:
+        fixes = _quote_fix(fi, close, lenient)
+        msg = (f"Frontmatter is not valid YAML (line {line + 1}: {problem}): Claude Code reads it only by quoting "
+               f"values itself, other agents and YAML tools drop its fields; quote the values")
+        return Finding("CTX501", "warning", fi.path, span, msg, fixes=fixes)
     consequence = _CONSEQUENCE.get(fi.kind, "its fields are lost")
-    fixes = _quote_fix(fi, close)
-    hint = "; quote values that contain ': '" if fixes else ""
-    msg = (f"Frontmatter does not parse (line {line + 1}: {problem}): {consequence}; fix the YAML{hint}")
-    return Finding("CTX501", "error", fi.path, span, msg, fixes=fixes)
+    msg = f"Frontmatter does not parse (line {line + 1}: {problem}): {consequence}; fix the YAML"
+    return Finding("CTX501", "error", fi.path, span, msg)
 
 
-_PLAIN_VALUE_RE = re.compile(r"^([A-Za-z_][\w.-]*)([ \t]*:[ \t]+)(.*?)[ \t]*$")
-
-
-def _quote_fix(fi: FileInfo, close: int) -> list[Fix]:
-    """Quote every top-level plain scalar that holds `: ` (the usual cause), if that makes the YAML parse."""
-    new_lines = list(fi.lines[1:close])
+def _quote_fix(fi: FileInfo, close: int, lenient: dict) -> list[Fix]:
+    """Claude Code's retry edits (`quote_problem_values`: each problem value double-quoted) as a fix, offered when
+    they make the block valid YAML that reads exactly as the agent reads it now."""
+    new_lines = [l.rstrip("\r") for l in fi.lines[1:close]]
     edits = []
     for i, line in enumerate(new_lines):
-        m = _PLAIN_VALUE_RE.match(line.rstrip("\r"))
-        if not m:
+        quoted = quote_problem_values(line)
+        if quoted == line:
             continue
-        value = m.group(3)
-        if not value or value[0] in "'\"[{|>&*!%@`#" or (": " not in value and not value.endswith(":")):
+        m = _TOP_KEY_VALUE_RE.match(line)
+        if m is None:  # pragma: no cover - only such lines are rewritten
             continue
-        quoted = json.dumps(value, ensure_ascii=False)
-        new_lines[i] = f"{m.group(1)}{m.group(2)}{quoted}"
-        edits.append((i + 1, m.start(3), m.start(3) + len(value), quoted, m.group(1), value))
+        value = quoted[len(m.group(1)) + 2:]
+        new_lines[i] = line[:m.start(2)] + value
+        edits.append(Edit(fi.path, Span(i + 1, m.start(2), i + 1, len(line)), value))
     if not edits:
         return []
     try:
-        data = yaml.load("\n".join(l.rstrip("\r") for l in new_lines), Loader=_YAML_LOADER)
+        data = yaml.load("\n".join(new_lines), Loader=_YAML_LOADER)
     except Exception:
         return []
-    if not isinstance(data, dict) or any(data.get(key) != value for *_, key, value in edits):
+    if data != lenient:
         return []
-    return [Fix("Quote the frontmatter values that contain ': '",
-                tuple(Edit(fi.path, Span(line, a, line, b), q) for line, a, b, q, _, _ in edits))]
+    return [Fix("Quote the frontmatter values as Claude Code does", tuple(edits))]
 
 
 def _unclosed(fi: FileInfo) -> Finding | None:
@@ -784,7 +791,9 @@ def paths_glob(ws: Workspace):
             continue
         if whole.unconditional and not whole.errors:
             continue
-        entries = [p.strip() for p in value.split(",")] if isinstance(value, str) else list(value)
+        # one entry per pattern as Claude Code splits them (commas outside braces, list items too)
+        entries = [e for item in ([value] if isinstance(value, str) else value)
+                   for e in (split_outside_braces(item) if isinstance(item, str) else [item])]
         cb = _claude_base(fi.path)
         base = cb[1] if cb is not None else None
         check_matches = base is not None and is_within(base, ws.root) and \
