@@ -67,6 +67,8 @@ def test_check_case(name: str, tmp_path: Path) -> None:
         assert f.message and "\n" not in f.message
         if "message" in e:
             assert e["message"] in f.message, f.message
+        if "severity" in e:
+            assert f.severity == e["severity"], (f.severity, f.message)
         if "related" in e:
             assert any(rel(r.path, work) == e["related"] for r in f.related), f.related
         if "fix" in e:

@@ -238,6 +238,16 @@ def file_units(text: str, first: int, last: int, min_words: int) -> tuple[UnitRo
     return tuple(_units(lines, max(first, offset, 0), min(last, len(lines) - 1), skip, min_words))
 
 
+_LABEL_RE = re.compile(r"(\*\*|__)([^*_]+)\1[ \t]*(:?)")
+
+
+def _is_label(stripped: str) -> bool:
+    """A line that is only a bold label ending in a colon (`**Before opening a PR:**`): a heading in all but
+    syntax, not an instruction."""
+    m = _LABEL_RE.fullmatch(stripped)
+    return m is not None and (m.group(3) == ":" or m.group(2).rstrip().endswith(":"))
+
+
 def _units(lines: list[str], first: int, last: int, skip: set[int], min_words: int) -> list[UnitRow]:
     blocks: list[tuple[str, int, int, list[str], int]] = []  # kind, start, end, texts, indent
     cur: list | None = None  # the open item or paragraph: [kind, start, end, texts, indent]
@@ -262,7 +272,7 @@ def _units(lines: list[str], first: int, last: int, skip: set[int], min_words: i
                 continue
             c = stripped[0]
         if c in "#-*_=|":
-            if c == "#" and _HEADING_RE.match(raw):
+            if (c == "#" and _HEADING_RE.match(raw)) or (c in "*_" and stripped[-1] in ":*_" and _is_label(stripped)):
                 if cur is not None:
                     blocks.append(tuple(cur))
                     cur = None

@@ -127,10 +127,14 @@ def _is_text(p: Path) -> bool:
 @rule("CTX301", "import-missing", "imports", "error",
       summary="An `@import` points at a file that does not exist, so nothing loads.",
       why="Missing imports are skipped silently by the agent: the instructions you meant to include never reach "
-          "the model.",
+          "the model. Two cases are only info: an `@name` with no file extension and no `./` (`@wordpress/data`, "
+          "`@tanstack/query`, `@alice`), which reads as a package or a person though the agent still tries to "
+          "import it; and a target in a build-output directory (`target/`, `dist/`, ...), which exists once "
+          "the build has run.",
       example="`See @docs/architecture.md` after docs/ was renamed to design/.",
       fix="Point the import at the file's new place. When exactly one file in the workspace has that name, the "
-          "quick fix rewrites the import to it.")
+          "quick fix rewrites the import to it. For a package or person name, put it in backticks (a quick "
+          "fix, not applied by --fix): the agent then reads it as text.")
 def import_missing(ws: Workspace):
     for fi in _importers(ws):
         for ref, target in _targets(ws, fi):
@@ -146,8 +150,43 @@ def import_missing(ws: Workspace):
                 hint = f"; did it move to {ws.rel(candidates[0])}?"
             else:
                 hint = ""
+            if not fixes and _names_something(ref.raw):
+                sp = _span(fi, ref)
+                code = f"`@{ref.raw}`"
+                yield Finding("CTX301", "info", fi.path, sp,
+                              f"@{ref.raw} is no file: the agent tries to import it and loads nothing; if it names "
+                              f"a package or a person, write {code}",
+                              fixes=[Fix(f"Write {code} (text, not an import)", (Edit(fi.path, sp, code),),
+                                         safe=False)])
+                continue
+            built = _build_output(ws, target)
+            if not fixes and built is not None:
+                yield Finding("CTX301", "info", fi.path, _span(fi, ref),
+                              f"@{ref.raw} does not exist yet ({built}/ holds build output): it loads only in "
+                              f"sessions started after the build; import a committed file to have it everywhere")
+                continue
             yield Finding("CTX301", "error", fi.path, _span(fi, ref),
                           f"@{ref.raw} does not exist, so it never loads{hint}", fixes=fixes)
+
+
+def _names_something(raw: str) -> bool:
+    """`@wordpress/data`, `@alice`: no file extension and no explicit relative or home prefix."""
+    if raw.startswith(("./", "../", "~", "/")) or raw.endswith("/"):
+        return False
+    return "." not in raw.rsplit("/", 1)[-1]
+
+
+def _build_output(ws: Workspace, target: Path) -> str | None:
+    """The build-output directory (`target`, `dist`, ...) ``target`` lies in, inside the workspace."""
+    if not is_within(target, ws.root):
+        return None
+    for seg in target.relative_to(ws.root).parts[:-1]:
+        if seg in _BUILD_DIRS:
+            return seg
+    return None
+
+
+_BUILD_DIRS = frozenset({"dist", "build", "target", "out", "coverage", ".next", ".nuxt", "_build"})
 
 
 def _relpath(target: Path, base: Path) -> str:

@@ -88,6 +88,21 @@ _CODE_SPAN = re.compile(r"(`+).+?\1")
 _LIST_ITEM = re.compile(r"^( *)(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)")
 
 
+_LINK = re.compile(r"!?\[[^\]]*\]\([^)]*\)")
+_POINTER_WORDS = re.compile(r"\b(?:must|always|important|never|read|see|first|also|refer\s+to|check|consult|"
+                            r"before|starting|here|this|these|the|docs?|documentation|guides?)\b", re.IGNORECASE)
+_ALNUM = re.compile(r"[^\W_]")
+
+
+def _is_pointer(line: str) -> bool:
+    """`**MUST READ**: [the API guide](docs/api.md)`: the critical word only points at a document, the line holds
+    no instruction to move."""
+    if "](" not in line:
+        return False
+    rest = _POINTER_WORDS.sub(" ", _LINK.sub(" ", line))
+    return not _ALNUM.search(rest)
+
+
 def _is_critical(line: str) -> bool:
     if "`" in line:
         line = _CODE_SPAN.sub(" ", line)
@@ -128,7 +143,7 @@ def buried_critical_instruction(ws: Workspace):
             if i + 1 <= limit or i <= covered or i in doc.hidden or not line.strip():
                 continue
             s = line.lstrip()
-            if s.startswith(("#", "|")) or not _is_critical(line):
+            if s.startswith(("#", "|")) or not _is_critical(line) or _is_pointer(line):
                 continue
             unit = _unit(doc, i) if top < i else None
             if unit is not None:
