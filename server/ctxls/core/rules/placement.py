@@ -299,8 +299,14 @@ _IMPORT_LINE = re.compile(r"(?:^|\s)@[A-Za-z0-9._~/-]")
 _PATH_TOKEN = re.compile(r"(?<![\w@./-])((?:\.{1,2}/)?[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+/?)")
 
 
+# A heading that says the section is critical: its author wants it in every session.
+_MARKED_CRITICAL = re.compile(r"\b(?:critical|important|must|always)\b")
+
+
 def _task_of(title: str) -> _Task | None:
     t = re.sub(r"[`*_]", "", title).lower()
+    if _MARKED_CRITICAL.search(t):
+        return None
     for task in _TASKS:
         if task.heading.search(t):
             if _JOINER.search(t) and _GENERAL.search(t):
@@ -323,7 +329,8 @@ def _task_of(title: str) -> _Task | None:
           "offered when a project, personal or managed skill or command of that name exists, nor for a section "
           "holding @imports). When most paths the section names are under one subdirectory, an alternative quick "
           "fix moves it into that directory's CLAUDE.md. Only `##` sections of at least `section_min_tokens` "
-          "tokens count, in a root CLAUDE.md or one that loads in at least 3 directory sessions.")
+          "tokens count, in a root CLAUDE.md or one that loads in at least 3 directory sessions; a heading that marks "
+          "its section critical (CRITICAL, IMPORTANT, MUST, ALWAYS) is left alone.")
 def task_specific_section(ws: Workspace):
     cfg = ws.config
     used_slugs: set[str] = set()
