@@ -117,6 +117,24 @@ def test_personal_skill_of_that_name_blocks_the_safe_fix(tmp_path: Path) -> None
     assert not any(x.safe for x in f.fixes)
 
 
+def test_links_to_documents_do_not_choose_the_subdirectory(tmp_path: Path) -> None:
+    """A release section that points at three guides under web/docs/ is read there, not worked on there: no
+    "move into web/docs/CLAUDE.md" alternative. The same section naming code under web/src/ gets one."""
+    body = "".join(f"- Step {i}: tag the release and publish the packages, then announce it widely.\n"
+                   for i in range(15))
+    files = {"repo/web/docs/a.md": "x\n", "repo/web/docs/b.md": "x\n", "repo/web/docs/c.md": "x\n",
+             "repo/web/src/app.ts": "x\n", "repo/web/src/api.ts": "x\n", "repo/web/src/db.ts": "x\n"}
+
+    def moves(names: str) -> list[str]:
+        ws = _ws(tmp_path, {**files, "repo/CLAUDE.md": "# T\n\n## Release\n" + body + names},
+                 select=frozenset({"CTX602"}))
+        [f] = run_checks(ws).findings
+        return [x.title for x in f.fixes if x.title.startswith("Move into")]
+
+    assert moves("Read web/docs/a.md, web/docs/b.md and web/docs/c.md.\n") == []
+    assert moves("Touch web/src/app.ts, web/src/api.ts and web/src/db.ts.\n") != []
+
+
 @pytest.mark.parametrize("text", [
     "", "#", "##", "## \n", "## Release", "## Release\n" * 300, "```\n## Release\n" + "x\n" * 300,
     "---\n---\n" + "- NEVER\n" * 200, "- NEVER\n" * 200, "  - NEVER x\n      y\n" * 100, "> IMPORTANT\n" * 100,

@@ -499,8 +499,8 @@ def _find_subdirectory(ws: Workspace, fi: FileInfo, doc: _Doc, sec: _Section) ->
     for k in range(sec.line + 1, sec.end):  # code blocks too: their commands name paths as well
         for m in _PATH_TOKEN.finditer(doc.lines[k]):
             parts = [p for p in m.group(1).rstrip("/.").split("/") if p not in ("", ".")]
-            if not parts or ".." in parts:
-                continue
+            if not parts or ".." in parts or parts[-1].lower().endswith(_DOC_SUFFIXES):
+                continue  # (a link to a document says where to read, not where the work happens)
             base = next((a for a in anchors if fs.is_dir(a / parts[0])), None)
             if base is None:
                 continue
@@ -522,6 +522,9 @@ def _find_subdirectory(ws: Workspace, fi: FileInfo, doc: _Doc, sec: _Section) ->
     if not best:
         return None
     return max(best, key=lambda d: len(d.parts))
+
+
+_DOC_SUFFIXES = (".md", ".mdx", ".markdown", ".rst", ".txt", ".adoc")
 
 
 def _below(path: Path, base: Path) -> bool:
