@@ -1,8 +1,23 @@
 """Find every instruction source in a workspace, fast.
 
-One `os.scandir` pass over the tree (symlinked directories are not followed, so symlink loops cannot trap
-it), skipping VCS metadata, dependency folders and build output, and optionally gitignored paths.  The
-result records every directory (a place a session can start) and every instruction source with its kind.
+One `os.scandir` pass over the tree, skipping VCS metadata, dependency folders and build output, and
+optionally gitignored paths.  The result records every directory (a place a session can start) and every
+instruction source with its kind.
+
+Symlinks.  Symlinked directories are not followed in general (dependency trees are full of them).  They are
+followed where Claude Code itself follows them, in the agent's source directories only: a symlinked
+`.claude`, `.claude/rules`, `.claude/skills` or `.claude/commands`, any directory below `.claude/rules/`
+(rules are read recursively, symlinks followed: spec A5) and each `.claude/skills/<name>` (spec B1).  Links
+to a directory on the way down (an ancestor, or one already entered on the same branch) are cycles: not
+followed, recorded in ``skipped``.
+
+Which path names a source reached through a symlink: the *link path*, the path under `.claude/` through
+which the agent finds it (`.claude/skills/x/SKILL.md`, not `.agents/skills/x/SKILL.md`).  The session
+simulation shows that path, a skill's name and a path-scoped skill's base directory come from it, it lies
+inside the workspace even when the target does not, and editing it edits the target.  Findings are reported
+there.  One real file reachable as several sources (a link plus the file's own place under another
+`.claude/`, or two links) is listed once: under its own, symlink-free path when that is one of them, else
+under the shortest path, then the alphabetically first (`_dedupe`).
 """
 
 from __future__ import annotations
@@ -19,6 +34,11 @@ SKIP_DIRS = frozenset({
     ".pytest_cache", ".ruff_cache", ".ctxls", ".idea", ".gradle", ".next", ".nuxt", ".turbo", ".cache",
     "dist", "build", "target", "out", "coverage", ".terraform", "bower_components", ".eggs",
 })
+
+# Directories below `.claude/` whose symlinked forms Claude Code follows (see the module docstring).
+_LINKED_IN_CLAUDE = frozenset({"rules", "skills", "commands"})
+MAX_LINKED_DIRS = 10_000
+"""Directories entered through symlinks per scan at most (a link to a huge tree outside the workspace)."""
 
 # kind -> how the loader treats it
 CLAUDE_MD = "claude_md"
@@ -76,19 +96,50 @@ class WorkspaceIndex:
         return [s for s in self.sources if s.kind == kind]
 
 
+def follows_link(parts: tuple[str, ...], name: str) -> bool:
+    """Whether a symlinked directory ``name`` inside the directory ``parts`` (relative to the workspace root)
+    is one of the agent's source directories, which Claude Code reads through symlinks."""
+    if name == ".claude":
+        return True
+    if ".claude" not in parts:
+        return False
+    i = len(parts) - 1 - parts[::-1].index(".claude")
+    below = parts[i + 1:]
+    if not below:
+        return name in _LINKED_IN_CLAUDE
+    return below[0] == "rules" or below == ("skills",)
+
+
+def _cycle(real: str, chain: tuple[str, ...]) -> str | None:
+    """The directory of ``chain`` (real paths of the directories on the way down) that entering the directory
+    with real path ``real`` would revisit (``real`` is it or one of its ancestors), or None."""
+    prefix = real if real.endswith(os.sep) else real + os.sep
+    for c in chain:
+        if c == real or c.startswith(prefix):
+            return c
+    return None
+
+
 def scan_workspace(
     root: Path,
     settings: Settings | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> WorkspaceIndex:
-    """Scan ``root``. Errors (unreadable directories, files vanishing) become ``skipped`` entries."""
+    """Scan ``root``. Errors (unreadable directories, files vanishing, symlink cycles) become ``skipped``
+    entries."""
     settings = settings or Settings()
     root = Path(os.path.abspath(root))
     idx = WorkspaceIndex(root)
     ignore = _GitIgnore(root) if settings.respect_gitignore else None
-    stack: list[tuple[Path, tuple[str, ...]]] = [(root, ())]
+    # (directory, its parts relative to root, chain): chain is None for a directory reached without following
+    # a symlink, else the real paths of the directories from the one holding the first followed link down to
+    # this one (the last item is this directory's real path), what `_cycle` checks against.
+    stack: list[tuple[Path, tuple[str, ...], tuple[str, ...] | None]] = [(root, (), None)]
+    linked: set[Path] = set()
+    """Sources reached through a symlink (a followed directory, or the file itself is one)."""
+    linked_dirs = 0
     while stack:
-        d, parts = stack.pop()
+        d, parts, chain = stack.pop()
         try:
             it = os.scandir(d)
         except FileNotFoundError:
@@ -103,8 +154,9 @@ def scan_workspace(
         idx.dirs.append(d)
         if ignore is not None:
             ignore.enter(d, parts)
-        subdirs: list[tuple[Path, tuple[str, ...]]] = []
+        subdirs: list[tuple[Path, tuple[str, ...], tuple[str, ...] | None]] = []
         in_claude = ".claude" in parts
+        here: tuple[str, ...] | None = None  # the chain a link followed from here starts with
         with it:
             for e in it:
                 name = e.name
@@ -112,13 +164,49 @@ def scan_workspace(
                     is_dir = e.is_dir(follow_symlinks=False)
                 except OSError:
                     continue
+                if not is_dir and (in_claude or name == ".claude") and e.is_symlink() and follows_link(parts, name):
+                    try:
+                        is_dir = e.is_dir()  # the target
+                    except OSError:
+                        is_dir = False
+                    if is_dir:
+                        if name in SKIP_DIRS:
+                            continue
+                        sub = parts + (name,)
+                        if ignore is not None and ignore.ignored(sub, True):
+                            continue
+                        if linked_dirs >= MAX_LINKED_DIRS:
+                            if linked_dirs == MAX_LINKED_DIRS:
+                                idx.skipped.append((Path(e.path), f"symlinked directories: stopped following "
+                                                                  f"after {MAX_LINKED_DIRS:,}"))
+                                linked_dirs += 1
+                            continue
+                        if here is None:
+                            here = chain if chain is not None else (_realpath(d),)
+                        real = _realpath(e.path)
+                        hit = _cycle(real, here)
+                        if hit is not None:
+                            idx.skipped.append((Path(e.path), f"symlink cycle: points to {real}, a directory "
+                                                              f"on the way down; not followed"))
+                            continue
+                        linked_dirs += 1
+                        subdirs.append((Path(e.path), sub, here + (real,)))
+                        continue
                 if is_dir:
                     if name in SKIP_DIRS:
                         continue
                     sub = parts + (name,)
                     if ignore is not None and ignore.ignored(sub, True):
                         continue
-                    subdirs.append((Path(e.path), sub))
+                    if chain is None:
+                        subdirs.append((Path(e.path), sub, None))
+                    else:  # below a followed link: a plain subdirectory can still close a cycle
+                        real = os.path.join(chain[-1], name)
+                        if _cycle(real, chain) is not None:
+                            idx.skipped.append((Path(e.path), f"symlink cycle: {real} was entered on the way "
+                                                              f"down; not followed"))
+                            continue
+                        subdirs.append((Path(e.path), sub, chain + (real,)))
                     continue
                 idx.file_count += 1
                 if not (name.endswith(".md") or in_claude):
@@ -134,57 +222,96 @@ def scan_workspace(
                 except OSError as exc:
                     idx.skipped.append((Path(e.path), f"cannot stat: {exc.strerror or exc}"))
                     continue
-                idx.sources.append(Source(Path(e.path), kind, st.st_size, st.st_mtime_ns))
-        for sd in sorted(subdirs, reverse=True):
+                p = Path(e.path)
+                if chain is not None or e.is_symlink():
+                    linked.add(p)
+                idx.sources.append(Source(p, kind, st.st_size, st.st_mtime_ns))
+        for sd in sorted(subdirs, key=lambda x: x[0], reverse=True):
             stack.append(sd)
-        # symlinked directories inside .claude/rules are followed (cycles handled by the loader's realpath set)
-        if in_claude or parts[-1:] == (".claude",):
-            _follow_rule_links(d, parts, idx)
         if progress is not None:
             progress(len(idx.dirs))
-    idx.sources = _dedupe(idx.sources)
+    idx.sources = _dedupe(idx.sources, linked, root)
     return idx
 
 
-def _dedupe(sources: list[Source]) -> list[Source]:
-    """One entry per real file (symlinked rule directories can reach a file twice); shortest path wins."""
-    best: dict[str, Source] = {}
-    for s in sorted(sources, key=lambda s: (len(s.path.parts), s.path.as_posix())):
-        try:
-            real = os.path.realpath(s.path)
-        except (OSError, ValueError):
-            real = str(s.path)
-        best.setdefault(real, s)
-    return sorted(best.values(), key=lambda s: s.path.as_posix())
-
-
-def _follow_rule_links(d: Path, parts: tuple[str, ...], idx: WorkspaceIndex) -> None:
-    if "rules" not in parts:
-        return
+def _realpath(path: Path | str) -> str:
     try:
-        entries = list(os.scandir(d))
-    except OSError:
-        return
-    for e in entries:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return os.fspath(path)
+
+
+def _dedupe(sources: list[Source], linked: set[Path], root: Path) -> list[Source]:
+    """One entry per real file, sorted by path. Several sources with one real path (symlinks): the one that
+    is no symlink (the file's own place) wins, else the shortest path, else the alphabetically first."""
+    if not linked:  # no symlink on the way to any source: no two can be the same file
+        return sorted(sources, key=lambda s: s.path.as_posix())
+    real_root = _realpath(root)
+    cut = len(str(root))
+    best: dict[str, tuple[tuple, Source]] = {}
+    for s in sources:
+        is_linked = s.path in linked
+        # a path free of symlinks below the root resolves to the root's real path plus the same tail
+        real = _realpath(s.path) if is_linked else real_root + str(s.path)[cut:]
+        rank = source_rank(s.path, is_linked)
+        got = best.get(real)
+        if got is None or rank < got[0]:
+            best[real] = (rank, s)
+    return sorted((s for _, s in best.values()), key=lambda s: s.path.as_posix())
+
+
+def source_rank(path: Path, linked: bool) -> tuple[bool, int, str]:
+    """Which of several paths to one real file names it (lowest first): see `_dedupe`."""
+    return (linked, len(path.parts), path.as_posix())
+
+
+def rule_files(root: Path, realpath: Callable[[Path], str] = _realpath,
+               scandir: Callable = os.scandir) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """Every `.md` file under the rules directory ``root``, recursively, as Claude Code reads them (spec A5:
+    symlinks followed, cycles handled), sorted by path, one per real file (named as `_dedupe` names a
+    source); and the directories that could not be listed, with the reason. A symlink to a directory on the
+    way down (the rules directory, its `.claude/`, their ancestors, or a directory entered through a link on
+    the same branch) is a cycle: not followed, as in `scan_workspace`. Never raises."""
+    try:
+        anchor = tuple(dict.fromkeys(realpath(p) for p in (root.parent.parent, root.parent, root)))
+        linked0 = os.path.islink(root) or os.path.islink(root.parent)
+    except (OSError, ValueError):
+        return [], [(root, "cannot resolve the rules directory")]
+    best: dict[str, tuple[tuple[bool, int, str], Path]] = {}
+    unlisted: list[tuple[Path, str]] = []
+    stack: list[tuple[Path, tuple[str, ...], bool]] = [(root, anchor, linked0)]
+    linked_dirs = 0
+    while stack:
+        d, chain, linked = stack.pop()
         try:
-            if e.is_symlink() and e.is_dir():
-                seen: set[str] = set()
-                for dirpath, dirnames, filenames in os.walk(e.path, followlinks=True):
-                    real = os.path.realpath(dirpath)
-                    if real in seen:
-                        dirnames[:] = []
-                        continue
-                    seen.add(real)
-                    for f in filenames:
-                        if f.endswith(".md"):
-                            p = Path(dirpath) / f
-                            try:
-                                st = p.stat()
-                            except OSError:
-                                continue
-                            idx.sources.append(Source(p, RULE, st.st_size, st.st_mtime_ns))
-        except OSError:
+            with scandir(d) as it:
+                entries = list(it)
+        except OSError as exc:
+            unlisted.append((d, f"cannot list rules directory: {exc.strerror or exc}"))
             continue
+        here = chain[-1]
+        for e in entries:
+            p = Path(e.path)
+            try:
+                is_link = e.is_symlink()
+                if e.is_dir():
+                    real = realpath(p) if is_link else os.path.join(here, e.name)
+                    if _cycle(real, chain) is not None:
+                        continue
+                    if linked or is_link:
+                        linked_dirs += 1
+                        if linked_dirs > MAX_LINKED_DIRS:
+                            continue
+                    stack.append((p, chain + (real,), linked or is_link))
+                elif e.name.endswith(".md") and e.is_file():
+                    real = realpath(p) if is_link else os.path.join(here, e.name)
+                    rank = source_rank(p, linked or is_link)
+                    got = best.get(real)
+                    if got is None or rank < got[0]:
+                        best[real] = (rank, p)
+            except (OSError, ValueError):
+                continue
+    return sorted((p for _, p in best.values()), key=lambda x: x.as_posix()), unlisted
 
 
 class _GitIgnore:

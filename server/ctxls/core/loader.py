@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from . import model as M
+from .discovery import rule_files
 from .fs import FileSystem
 from .globs import PathGlobs, parse_paths
 from .markdown import ImportRef, Prepared, prepare
@@ -448,33 +449,12 @@ class ClaudeCodeLoader:
         return got
 
     def _scan_rules(self, root: Path, base: Path, tier: str) -> tuple[list[_Rule], list[tuple[Path, str]]]:
-        """The rules under ``root``, and the directories that could not be listed (with the reason)."""
-        found: list[Path] = []
-        unlisted: list[tuple[Path, str]] = []
-        seen: set[str] = set()
-        stack = [root]
-        while stack:
-            d = stack.pop()
-            real = self._real(d)
-            if real in seen:
-                continue
-            seen.add(real)
-            try:
-                entries = list(os.scandir(d))
-            except OSError as exc:
-                unlisted.append((d, f"cannot list rules directory: {exc.strerror or exc}"))
-                continue
-            for e in entries:
-                p = Path(e.path)
-                try:
-                    if e.is_dir():
-                        stack.append(p)
-                    elif e.name.endswith(".md") and e.is_file():
-                        found.append(p)
-                except OSError:
-                    continue
+        """The rules under ``root``, and the directories that could not be listed (with the reason). Symlinks
+        are followed and cycles cut as the workspace scan does (`discovery.rule_files`), so a rule reached
+        through a link is named by the same path here and in `ctxls check` findings (the link path)."""
+        found, unlisted = rule_files(root, self._real, os.scandir)
         rules = []
-        for p in sorted(found, key=lambda x: x.as_posix()):
+        for p in found:
             src = self.fs.read(p, self.settings.max_file_bytes)
             globs = PathGlobs((), True)
             fm_error = None

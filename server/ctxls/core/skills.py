@@ -30,7 +30,12 @@ def truthy(value: object) -> bool:
 
 
 def skill_dirs(claude_dir: Path, fs: FileSystem) -> list[Path]:
-    """SKILL.md files of `<claude_dir>/skills/*/SKILL.md`, sorted by directory name."""
+    """SKILL.md files of `<claude_dir>/skills/*/SKILL.md`, sorted by directory name.
+
+    Symlinks are followed as Claude Code follows them (spec B1): `skills` itself or any `skills/<name>` may be a
+    directory symlink (`fs.listing` reports a link to a directory as a directory; a dangling or looping link is
+    neither and is left out). The paths are link paths, as the workspace scan names them (see `discovery`); two
+    of them reaching one real SKILL.md load once (`ClaudeCodeLoader._dedupe_skills`)."""
     key = ("skill_dirs", claude_dir)
     got = fs.memo.get(key)
     if got is not None:
@@ -46,6 +51,8 @@ def skill_dirs(claude_dir: Path, fs: FileSystem) -> list[Path]:
 
 
 def command_files(claude_dir: Path, fs: FileSystem) -> list[Path]:
+    """`<claude_dir>/commands/*.md`, sorted; a symlinked `commands` directory or command file is followed (as in
+    `skill_dirs`)."""
     key = ("command_files", claude_dir)
     got = fs.memo.get(key)
     if got is None:
