@@ -466,3 +466,29 @@ def test_edits_in_a_config_dir_not_named_claude_reach_the_sessions(tmp_path: Pat
     engine.set_buffer(rule, "---\npaths: ['src/**']\n---\n# Style\n- tabs, not spaces\n")
     engine.check()
     assert not loads_rule()
+
+
+def test_a_skill_kept_behind_a_symlink_follows_edits_at_its_real_path(tmp_path: Path) -> None:
+    """`.claude/skills -> ../.agents/skills`: the analyses read `.claude/skills/x/SKILL.md`, while the editor
+    and the watcher report `.agents/skills/x/SKILL.md`. Both a saved change and an unsaved buffer at the real
+    path must reach the findings of the link path."""
+    root = tmp_path / "ws"
+    real = root / ".agents" / "skills" / "deploy" / "SKILL.md"
+    real.parent.mkdir(parents=True)
+    real.write_text("---\nname: deploy\ndescription: Deploys the service. Use when shipping.\n---\n# Deploy\n")
+    (root / ".claude").mkdir()
+    (root / ".claude" / "skills").symlink_to("../.agents/skills")
+    (root / "CLAUDE.md").write_text("# Root\n")
+    engine = Engine(root, _settings(tmp_path, root))
+    link = root / ".claude" / "skills" / "deploy" / "SKILL.md"
+
+    def names() -> list[str]:
+        return [f.code for fs in engine.check().values() for f in fs if f.path == link and f.code == "CTX503"]
+
+    assert names() == []
+    assert engine.fs.aliases(real) == [link]
+    real.write_text(real.read_text().replace("name: deploy", "name: Deploy_Now"))  # saved, as the watcher says
+    engine.file_changed(real, structural=False)
+    assert names() == ["CTX503"]
+    engine.set_buffer(real, real.read_text().replace("name: Deploy_Now", "name: deploy"))  # unsaved buffer
+    assert names() == []

@@ -130,25 +130,30 @@ class Engine:
 
     def set_buffer(self, path: Path, text: str | None) -> None:
         """Edits never wait for a running check (they only take the short mutation lock); a check that read
-        the old text is followed by another one, because the generation moved on."""
+        the old text is followed by another one, because the generation moved on. The buffer of a file the
+        analyses read through a symlink, opened at its real path, is the buffer of the link path too."""
         with self._mut:
-            if not self.affects_analysis(path):
-                self.fs.set_overlay(path, text)
-                return
-            before = self.fs.read(path, self.settings.max_file_bytes)  # what the analyses so far have read
-            if self.fs.set_overlay(path, text):
-                self._dirty(path, structural=False, before=before)
+            for p in [path, *self.fs.aliases(path)]:
+                if not self.affects_analysis(p):
+                    self.fs.set_overlay(p, text)
+                    continue
+                before = self.fs.read(p, self.settings.max_file_bytes)  # what the analyses so far have read
+                if self.fs.set_overlay(p, text):
+                    self._dirty(p, structural=False, before=before)
 
     def file_changed(self, path: Path, structural: bool) -> None:
-        """A file event from the watcher or the client (created/deleted = structural)."""
+        """A file event from the watcher or the client (created/deleted = structural). An event at the real path
+        of a file the analyses read through a symlink (`.claude/skills/x -> ../.agents/skills/x`) is an event
+        at that link path too."""
         with self._mut:
-            if path in self.fs.overlays and not structural:
-                return  # the editor's buffer is the truth for open files
-            # the snapshot still holds the text the analyses read (a file never read is read anew: no
-            # session or finding depends on an earlier version of it)
-            before = None if structural else self.fs.read(path, self.settings.max_file_bytes)
-            self.fs.changed(path, structural)
-            self._dirty(path, structural, before)
+            for p in [path, *self.fs.aliases(path)]:
+                if p in self.fs.overlays and not structural:
+                    continue  # the editor's buffer is the truth for open files
+                # the snapshot still holds the text the analyses read (a file never read is read anew: no
+                # session or finding depends on an earlier version of it)
+                before = None if structural else self.fs.read(p, self.settings.max_file_bytes)
+                self.fs.changed(p, structural)
+                self._dirty(p, structural, before)
 
     def _dirty(self, path: Path, structural: bool, before: SourceText | None = None) -> None:
         self.generation += 1

@@ -63,6 +63,9 @@ class FileSystem:
     _cache: dict[Path, SourceText] = field(default_factory=dict)
     _listings: dict[Path, dict[str, str]] = field(default_factory=dict)
     _real: dict[str, str] = field(default_factory=dict)
+    _aliases: dict[str, set[Path]] = field(default_factory=dict)
+    """Real path -> the other paths a file under `.claude/` was read through (a symlinked skill, rule or
+    command): an event at the real path is a change of those paths too (`aliases`)."""
     memo: dict = field(default_factory=dict)
     reads: int = 0
     elsewhere: dict[str, list[int]] = field(default_factory=dict)
@@ -110,6 +113,7 @@ class FileSystem:
             self._listings.pop(path, None)
             self._listings.pop(path.parent, None)
             self._real.clear()
+            self._aliases.clear()  # (recorded again as the files are read again)
             self.memo.clear()
             self._memo_base = None
             return
@@ -141,8 +145,14 @@ class FileSystem:
         self.memo.clear()
         self._memo_base = None
         self._real.clear()
+        self._aliases.clear()
         self._cache.clear()
         self._listings.clear()
+
+    def aliases(self, path: Path) -> list[Path]:
+        """The paths other than ``path`` through which a file whose real path is ``path`` was read (symlinks
+        under `.claude/`): what an editor or the watcher reporting ``path`` changed also changed."""
+        return sorted(self._aliases.get(os.fspath(path), ()))
 
     def listing(self, d: Path) -> dict[str, str]:
         """Names in directory ``d``: 'f' regular file, 'd' directory (symlinks followed), 'o' anything else."""
@@ -244,6 +254,10 @@ class FileSystem:
             return SourceText(path, None, "not a regular file")
         result = self._read_uncached(path, st, limit)
         self._cache[path] = result
+        if ".claude" in path.parts:  # skills, rules and commands may be symlinks to files kept elsewhere
+            real = self.realpath(path)
+            if real != os.fspath(path):
+                self._aliases.setdefault(real, set()).add(path)
         return result
 
     def _read_uncached(self, path: Path, st: os.stat_result, limit: int) -> SourceText:
