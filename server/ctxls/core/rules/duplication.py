@@ -1267,7 +1267,7 @@ def _age(f: _File, u: _Unit, g: _File, v: _Unit, changes: dict[str, dict[int, Ch
     if u.fid == v.fid:
         return "both versions are in this file", None
     if abs(f.mtime_ns - g.mtime_ns) < 1_000_000_000:
-        return "both files have the same modification time", None
+        return "which is newer is unknown (same file modification time, no git history to tell)", None
     newer_here = f.mtime_ns > g.mtime_ns
     return ("this version is newer by file modification time" if newer_here
             else "the other version is newer by file modification time"), newer_here

@@ -152,11 +152,13 @@ def import_missing(ws: Workspace):
                 hint = ""
             if not fixes and _names_something(ref.raw):
                 sp = _span(fi, ref)
-                code = f"`@{ref.raw}`"
+                name = ref.raw.rstrip(_TRAILING)  # "When using @tresjs/core, Vue..."
+                code = f"`@{name}`"
+                sp_name = Span(sp.start_line, sp.start_col, sp.end_line, sp.start_col + 1 + len(name))
                 yield Finding("CTX301", "info", fi.path, sp,
                               f"@{ref.raw} is no file: the agent tries to import it and loads nothing; if it names "
                               f"a package or a person, write {code}",
-                              fixes=[Fix(f"Write {code} (text, not an import)", (Edit(fi.path, sp, code),),
+                              fixes=[Fix(f"Write {code} (text, not an import)", (Edit(fi.path, sp_name, code),),
                                          safe=False)])
                 continue
             built = _build_output(ws, target)
@@ -169,9 +171,14 @@ def import_missing(ws: Workspace):
                           f"@{ref.raw} does not exist, so it never loads{hint}", fixes=fixes)
 
 
+_TRAILING = ",.;:!?)]'\""
+
+
 def _names_something(raw: str) -> bool:
-    """`@wordpress/data`, `@alice`: no file extension and no explicit relative or home prefix."""
-    if raw.startswith(("./", "../", "~", "/")) or raw.endswith("/"):
+    """`@wordpress/data`, `@alice`, `@tresjs/core,`: no file extension (trailing punctuation aside) and no
+    explicit relative or home prefix."""
+    raw = raw.rstrip(_TRAILING)
+    if not raw or raw.startswith(("./", "../", "~", "/")) or raw.endswith("/"):
         return False
     return "." not in raw.rsplit("/", 1)[-1]
 

@@ -88,6 +88,8 @@ _CODE_SPAN = re.compile(r"(`+).+?\1")
 _LIST_ITEM = re.compile(r"^( *)(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)")
 
 
+# A heading that stresses its section: the critical lines in it are where the author wants them.
+_HEADING_STRESS = re.compile(r"\b(?:critical|important|must|always|never|mandatory|required)\b", re.IGNORECASE)
 _LINK = re.compile(r"!?\[[^\]]*\]\([^)]*\)")
 _POINTER_WORDS = re.compile(r"\b(?:must|always|important|never|read|see|first|also|refer\s+to|check|consult|"
                             r"before|starting|here|this|these|the|docs?|documentation|guides?)\b", re.IGNORECASE)
@@ -121,7 +123,8 @@ def _is_critical(line: str) -> bool:
           "file has several, the first fix moves them all at once, in their original order, and a one-line "
           "paragraph becomes a list item. It is offered only when the instruction stands alone (a list item or a "
           "one-line paragraph), never for one line of a longer paragraph. Severity is warning when the line is "
-          "past the `max_lines` guidance (200), info otherwise.")
+          "past the `max_lines` guidance (200), info otherwise. Lines under a heading that stresses its section "
+          "(`## Caching (Critical)`, `## Mobile layout — mandatory`) are left where they are.")
 def buried_critical_instruction(ws: Workspace):
     cfg = ws.config
     for fi in ws.files(D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD, D.RULE):
@@ -138,10 +141,13 @@ def buried_critical_instruction(ws: Workspace):
         top = _top_line(doc)
         found: list[tuple[int, _Unit | None]] = []
         covered = -1
+        marked = [(sec.line, sec.end) for sec in doc.sections if _HEADING_STRESS.search(sec.title)]
         for i in range(max(doc.body_start, int(limit)), n):
             line = doc.lines[i]
             if i + 1 <= limit or i <= covered or i in doc.hidden or not line.strip():
                 continue
+            if marked and any(a < i < b for a, b in marked):
+                continue  # under a heading that already says so ("## Caching (Critical)"): read in its context
             s = line.lstrip()
             if s.startswith(("#", "|")) or not _is_critical(line) or _is_pointer(line):
                 continue
@@ -405,16 +411,16 @@ def _section_finding(ws: Workspace, fi: FileInfo, doc: _Doc, sec: _Section, task
     title = re.sub(r"\s+", " ", re.sub(r"[`*_]", "", sec.title)).strip()
     heading = doc.lines[sec.line]
     span = Span(sec.line, 0, sec.line, len(heading))
-    total = tokens * sessions
-    where = "every session" if sessions == 1 else f"each of the {sessions} directory sessions that load this file"
-    msg = (f"Section \"{title}\" is only needed when {task.activity} but costs {tokens:,} tokens in {where} "
-           f"({total:,} in total); move it into a skill or the subdirectory that needs it")
+    where = "every session" if sessions == 1 else f"every session started in any of the {sessions} directories " \
+                                                   f"that load this file"
+    msg = (f"Section \"{title}\" is only needed when {task.activity} but costs {tokens:,} tokens in {where}; "
+           f"move it into a skill or the subdirectory that needs it")
     delete = _delete_span(doc, sec)
     fixes: list[Fix] = []
     has_imports = any(_IMPORT_LINE.search(ln) for k, ln in enumerate(doc.lines[sec.line:sec.end], sec.line)
                       if k not in doc.hidden and "@" in ln)
     related: list[Related] = []
-    data = {"tokens": tokens, "sessions": sessions, "saving": total, "task": task.name}
+    data = {"tokens": tokens, "sessions": sessions, "saving": tokens * sessions, "task": task.name}
     owner = fi.path.parent.parent if fi.path.parent.name == ".claude" else fi.path.parent
     if not has_imports:  # moving @imports would change what they load relative to
         # a nested file's skill lands in the root's .claude/skills too: name it after its directory

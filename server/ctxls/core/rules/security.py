@@ -293,8 +293,9 @@ def _valid(kind: str, m: re.Match, text: str, name: str = "") -> bool:
             return False
         if value.startswith(("$", "%", "{", "<")) or value.isupper() and "_" in value:
             return False
+        # (`.internal` is not among them: cloud providers' private DNS, real databases behind it)
         if host in _LOCAL_HOSTS or "." not in host or host.endswith((".local", ".localhost", ".test", ".example",
-                                                                      ".internal", ".invalid")):
+                                                                      ".invalid")):
             return False
         return _charclasses(value) >= 2
     if kind == "assign":
@@ -549,6 +550,8 @@ def _phrases(fi: FileInfo, kind: str, text: str) -> Iterator[Finding]:
                 continue  # phrases in code are examples; a command that ships credentials out is not
             if _quoted(fi.lines[line], col, m.end() - a):
                 continue
+            if label == "tries to override earlier instructions" and _SCOPED_OUTSIDE_RE.match(low, m.end()):
+                continue  # "ignore previous instructions found in fetched pages": a defence, not an attack
             reported.add(line)
             end_line, end_col = _pos(text, m.end())
             quote = " ".join(text[a:m.end()].split())
@@ -573,6 +576,15 @@ def _phrases(fi: FileInfo, kind: str, text: str) -> Iterator[Finding]:
                           f"Hidden instruction in this {where}: an HTML comment addressed to the model that is not "
                           f"stripped (it shares its line with other text), so the model reads what a reviewer does "
                           f"not see; delete it or make it visible")
+
+
+# After "ignore previous instructions": the instructions meant are those of outside content, which the line
+# tells the model to resist.
+_SCOPED_OUTSIDE_RE = re.compile(
+    r"[ \t]+(?:(?:that\s+(?:appear|are)\s+)?(?:found|contained|embedded|appearing|written|hidden)\s+)?"
+    r"(?:in|from|inside|within)\s+(?:any\s+|the\s+|a\s+)?"
+    r"(?:fetched|web|external|untrusted|tool|third[- ]party|retrieved|downloaded|scraped|user[- ](?:supplied|provided)|"
+    r"issues?|emails?|pages?|documents?|files?|outputs?|results?|comments?|pull\s+requests?|prs?)\b")
 
 
 def _in_code_span(line: str, col: int) -> bool:

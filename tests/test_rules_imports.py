@@ -1,0 +1,38 @@
+"""CTX301 beyond the fixtures: what the quick fixes write."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ctxls.core.check import CheckConfig, Workspace, run_checks
+from ctxls.core.fixes import plan_fixes
+from ctxls.core.settings import Settings
+
+
+def _findings(tmp_path: Path, text: str):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "CLAUDE.md").write_text(text, encoding="utf-8")
+    (tmp_path / "home").mkdir()
+    settings = Settings(home=tmp_path / "home", managed_dir=tmp_path / "managed", ceiling=tmp_path)
+    return run_checks(Workspace(repo, settings, CheckConfig(select=frozenset({"CTX301"})))).findings, repo
+
+
+@pytest.mark.parametrize("line, fixed", [
+    ("When using @tresjs/core, keep Vue reactive.", "When using `@tresjs/core`, keep Vue reactive."),
+    ("Ask @alice.", "Ask `@alice`."),
+    ("State lives in @tanstack/query (see docs).", "State lives in `@tanstack/query` (see docs)."),
+])
+def test_a_package_or_person_named_with_at_becomes_a_code_span(tmp_path: Path, line: str, fixed: str) -> None:
+    findings, repo = _findings(tmp_path, f"# Root\n{line}\n")
+    [f] = findings
+    assert f.severity == "info" and not f.fixes[0].safe
+    plan = plan_fixes([f], lambda p: p.read_text() if p.exists() else None, safe_only=False)
+    assert plan.files[repo / "CLAUDE.md"] == f"# Root\n{fixed}\n"
+
+
+def test_a_missing_file_import_stays_an_error(tmp_path: Path) -> None:
+    findings, _ = _findings(tmp_path, "# Root\nSee @docs/guide.md and @./notes\n")
+    assert [f.severity for f in findings] == ["error", "error"]
