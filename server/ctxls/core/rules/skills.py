@@ -186,24 +186,30 @@ _CONSEQUENCE = {
 
 @rule("CTX501", "frontmatter-invalid", "skills", "error",
       summary="YAML frontmatter of a rule, skill, command or memory file does not parse, parses only with Claude "
-              "Code's lenient retry, or is never closed.",
+              "Code's lenient retry, is never closed, or does not start on line 1.",
       why="When the frontmatter does not parse, Claude Code drops every field in it: a rule's `paths:` is lost "
           "and the rule loads in every session, a skill falls back to its first paragraph as description. Before "
           "giving up it tries once more with every top-level value that holds a YAML-special character (`: `, "
           "`*`, `{`, `[`, `#`, ...) quoted, so `paths: **/*.ts` or `description: Deploy: runs it` still work "
           "there (a warning: other agents, editors and YAML tools drop those fields). A `---` opener without a "
-          "closing `---` is not frontmatter at all, so the raw `key: value` lines are sent to the model as text.",
+          "closing `---` is not frontmatter at all, so the raw `key: value` lines are sent to the model as text; "
+          "neither is a block below line 1 (under a title).",
       example="```markdown\n---\ndescription: Deploy: runs the release script\n---\n```\n(a warning: Claude Code "
               "reads it by quoting the value), or an error when even that cannot help:\n\n```markdown\n---\n"
               "paths:\n  - \"src/api/**\n---\n```",
       fix="Fix the YAML at the reported line (quote values that contain `: ` or start with a special "
           "character). When Claude Code's retry reads the block, the quick fix makes the same quoting edits "
           "(safe: the fields read the same, now as valid YAML); for an unclosed block it offers to insert the "
-          "closing `---` after the last field (not applied by --fix).")
+          "closing `---` after the last field (not applied by --fix), and moves a block found under the title to "
+          "the top (safe).")
 def frontmatter_invalid(ws: Workspace):
     for fi in sources(ws, D.RULE, D.SKILL, D.COMMAND, D.MEMORY_INDEX, D.MEMORY_TOPIC):
         text = fi.text or ""
         if not text.startswith("---"):
+            if "\n---" in text[:4000]:
+                f = _misplaced(fi)
+                if f is not None:
+                    yield f
             continue
         fm = fi.prepared.frontmatter
         if fm.present:
@@ -270,6 +276,46 @@ def _quote_fix(fi: FileInfo, close: int, lenient: dict) -> list[Fix]:
     if data != lenient:
         return []
     return [Fix("Quote the frontmatter values as Claude Code does", tuple(edits))]
+
+
+_FIELDS_OF = {D.RULE: RULE_FIELDS | {"globs", "description", "alwaysApply"}, D.SKILL: SKILL_FIELDS,
+              D.COMMAND: SKILL_FIELDS, D.MEMORY_INDEX: MEMORY_FIELDS, D.MEMORY_TOPIC: MEMORY_FIELDS}
+
+
+def _misplaced(fi: FileInfo) -> Finding | None:
+    """A frontmatter block that does not start on line 1 (under a title, after a blank line): Claude Code reads
+    frontmatter only at the very start, so its fields are ignored and its lines sent as text."""
+    lines = fi.lines
+    seen = 0
+    for i in range(min(len(lines), 40)):
+        line = lines[i].rstrip("\r").rstrip()
+        if line != "---":
+            if line:
+                seen += 1
+                if seen > 3:
+                    return None  # deep in the body: a thematic break, not a misplaced block
+            continue
+        close = next((j for j in range(i + 1, min(len(lines), i + 30)) if lines[j].rstrip("\r").rstrip() == "---"),
+                     None)
+        if close is None or close == i + 1:
+            return None
+        try:
+            data = yaml.load("\n".join(l.rstrip("\r") for l in lines[i + 1:close]), Loader=_YAML_LOADER)
+        except Exception:
+            return None
+        if not isinstance(data, dict) or not any(isinstance(k, str) and k in _FIELDS_OF.get(fi.kind, ())
+                                                 for k in data):
+            return None
+        consequence = {D.RULE: "its `paths:` is ignored and the rule loads in every session",
+                       D.SKILL: "its fields are ignored (the description falls back to the first paragraph)"
+                       }.get(fi.kind, "its fields are ignored")
+        block = "".join(l.rstrip("\r") + "\n" for l in lines[i:close + 1])
+        fix = Fix("Move the frontmatter block to the top of the file",
+                  (Edit(fi.path, Span(0, 0, 0, 0), block), Edit(fi.path, Span(i, 0, close + 1, 0), "")))
+        return Finding("CTX501", "error", fi.path, Span(i, 0, i, 3),
+                       f"Frontmatter on line {i + 1} is not on line 1, so it is not frontmatter: Claude Code sends "
+                       f"its lines as text and {consequence}; move the block to the top of the file", fixes=[fix])
+    return None
 
 
 def _unclosed(fi: FileInfo) -> Finding | None:
