@@ -36,3 +36,16 @@ def test_a_package_or_person_named_with_at_becomes_a_code_span(tmp_path: Path, l
 def test_a_missing_file_import_stays_an_error(tmp_path: Path) -> None:
     findings, _ = _findings(tmp_path, "# Root\nSee @docs/guide.md and @./notes\n")
     assert [f.severity for f in findings] == ["error", "error"]
+
+
+def test_no_move_fix_to_a_generic_name_or_to_the_importing_file(tmp_path: Path) -> None:
+    """`@api/CLAUDE.md` with no api/ directory: the only other CLAUDE.md is the importing file itself, and
+    README.md files live everywhere; neither is evidence of a move."""
+    repo = tmp_path / "repo"
+    (repo / "docs" / "guides").mkdir(parents=True)
+    (repo / "docs" / "guides" / "README.md").write_text("x\n")
+    (repo / "CLAUDE.md").write_text("# Root\n@api/CLAUDE.md\n@docs/style/README.md\n")
+    (tmp_path / "home").mkdir()
+    settings = Settings(home=tmp_path / "home", managed_dir=tmp_path / "managed", ceiling=tmp_path)
+    got = run_checks(Workspace(repo, settings, CheckConfig(select=frozenset({"CTX301"})))).findings
+    assert len(got) == 2 and all(not f.fixes and "did it move" not in f.message for f in got)

@@ -11,6 +11,7 @@ from ..findings import Edit, Finding, Fix, Related, Span
 from ..loader import TEXT_EXTENSIONS, is_within, resolve_import
 from ..markdown import ImportRef
 from . import rule
+from .references import _generic_name
 
 IMPORTING_KINDS = (D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD, D.RULE, D.MEMORY_INDEX)
 
@@ -141,7 +142,8 @@ def import_missing(ws: Workspace):
             if ws.fs.exists(target):
                 continue
             fixes = []
-            candidates = [p for p in ws.files_by_name.get(target.name, []) if p != target]
+            candidates = [] if _generic_name(target.name) else \
+                [p for p in ws.files_by_name.get(target.name, []) if p != target and p != fi.path]
             if len(candidates) == 1:
                 new = Path(_relpath(candidates[0], fi.path.parent))
                 sp = _span(fi, ref)

@@ -15,11 +15,19 @@ False positives are worse than misses here, so a token must look unmistakably li
   and versions (`github.com/x`, `v1.2/`), `.env` and `*.local.*` files, build output (`dist/`, `node_modules/`,
   anything the root .gitignore ignores) are skipped;
 - a line that talks about creating, generating, moving, renaming or removing things is skipped: the path it
-  names may legitimately not exist (yet, or any more);
+  names may legitimately not exist (yet, or any more); so is a line saying a path is saved or cloned there,
+  gitignored or local-only, only in CI (`CI: ...`), present only "if it exists" or "may not exist", and a line
+  giving examples ("e.g.", "for example", "z. B.", "par exemple", "por ejemplo", "例:", "例えば", "例如"...);
 - a slash-less name (`web.py`) needs a known source/doc extension and counts as present when a file of that
   name exists anywhere in the workspace; in prose (not backticked) it is checked in memory files only ("the
-  endpoints live in web.py"), where names are written that way; a slash path without an extension is checked
-  only when its first directory exists (so `log/slog` or `owner/repo` are not paths).
+  endpoints live in web.py"), where names are written that way; `*.js` names are never checked without a slash
+  (`decimal.js`, `Next.js` are libraries); a slash path without an extension is checked only when its first
+  directory exists (so `log/slog` or `owner/repo` are not paths), and counts as present when a file of that
+  name plus an extension exists (`src/utils/format` for format.ts: import specifiers and program names).
+
+A missing path's message suggests where it went only on real evidence: a file of the same name elsewhere
+(unless the name is generic, like README.md, CLAUDE.md or index.ts, or the file is the one naming the path), a
+unique directory of that name, or a directory where the file was (`routes.ts` -> `routes/`: split up).
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -60,16 +69,48 @@ _PLACEHOLDER_STEMS = frozenset("foo bar baz qux quux example sample something wh
 _EXTRA_SKIP_DIRS = frozenset({"dist", "build", "out", "target", "coverage", "node_modules", ".venv", "venv",
                               "__pycache__", ".next", ".turbo", ".cache", "tmp", ".tmp"})
 
-# Lines that talk about paths that need not exist (yet or any more).
+# Lines that talk about paths that need not exist (yet or any more), matched against the lower-cased line.
 _CONTEXT_SKIP = re.compile(
     r"\b(?:creat(?:e|es|ed|ing)|(?:re)?generat(?:e|es|ed|ing)|outputs?|written\s+to|writes?\s+(?:it\s+)?to|"
     r"emits?|scaffold\w*|renam(?:e|ed|ing)|moved|delet(?:e|ed|ing)|remov(?:e|ed|ing)|split|replaced|"
     r"deprecated|formerly|no\s+longer|used\s+to|dropped|for\s+example|placeholder)\b|\be\.g\.|\bi\.e\."
-)  # matched against the lower-cased line
+)
 # Substrings every match of _CONTEXT_SKIP contains: a few `in` tests rule out most lines faster than the regex.
 _CONTEXT_WORDS = ("creat", "generat", "output", "writ", "emit", "scaffold", "renam", "moved", "delet", "remov",
                   "split", "replaced", "deprecated", "formerly", "longer", "used", "dropped", "example",
                   "placeholder", "e.g.", "i.e.")
+# Lines that say the paths they name need not be there on every machine or every time, and examples in other
+# languages. Asked only of the lines that name a missing path (`_context_more`), which are few: every line pays
+# for the first list, and each word it holds costs a little on every line.
+_CONTEXT_SKIP_MORE = re.compile(
+    # saved or cloned there, kept out of git or on one machine, present only in CI or only sometimes
+    # ("in CI" and "optional" are not among them: "tests run in CI via `scripts/ci.sh`" names a real path)
+    r"\b(?:sav(?:e|es|ed)\s+to|clon(?:e|es|ed|ing)|git-?ignored|ignored\s+by\s+git|local-only|"
+    r"may\s+not\s+exist|if\s+it\s+exists|if\s+present|"
+    # examples: German, French, Spanish
+    r"par\s+exemple|por\s+ejemplo)\b|\bz\. ?b\.|\bp\. ?e[xj]\.|\bci:|\(local\)|"
+    # examples (Japanese, Chinese; full-width parentheses included), "may not exist yet", "if it is absent"
+    r"例[:：]|例えば|例如|比如|如：|可能尚不存在|不存在则|存在しない場合"
+)
+_CONTEXT_WORDS_MORE = ("sav", "clon", "ignored", "local", "ci:", "exist", "present", "exemple",
+                       "ejemplo", "z.b", "z. b", "p.e", "p. e")
+_CONTEXT_WORDS_CJK = ("例", "如", "存在")  # tested on lines with non-ASCII characters only
+
+
+@lru_cache(maxsize=4096)
+def _context_more(line: str) -> bool:
+    """Whether ``line`` says that the paths it names need not be present, or gives examples (the second list:
+    asked only of lines naming a missing path, which are few; the first list runs on every line)."""
+    low = line.lower()
+    for w in _CONTEXT_WORDS_MORE:
+        if w in low:
+            return _CONTEXT_SKIP_MORE.search(low) is not None
+    if not low.isascii():
+        for w in _CONTEXT_WORDS_CJK:
+            if w in low:
+                return _CONTEXT_SKIP_MORE.search(low) is not None
+    return False
+
 
 _CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
 # The same matches (groups included) on a line where no two backticks touch, several times faster.
@@ -108,6 +149,8 @@ class _Ref:
     """The path as written (suffixes like `#frag` or `:12` excluded), i.e. what a fix replaces."""
     kind: str
     """code | link | at | bare"""
+    source: str = ""
+    """The line it is on."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +169,28 @@ class _Names:
     paths: set[str] = field(default_factory=set)
     """Every file and directory, relative to the root."""
     dirset: set[str] = field(default_factory=set)
+    _sorted: list[str] | None = None
+    _stems: dict[str, list[str]] = field(default_factory=dict)
+
+    def with_stem(self, stem: str) -> list[str]:
+        """The file names that are ``stem`` plus an extension (`format` -> [`format.css`, `format.ts`]): what an
+        extensionless import specifier or program name (`src/utils/format`) may name. (A bisection of the sorted
+        names: sorting costs less than splitting every name.)"""
+        got = self._stems.get(stem)
+        if got is None:
+            names = self._sorted
+            if names is None:
+                names = self._sorted = sorted(self.files)
+            prefix = stem + "."
+            got = self._stems[stem] = []
+            for i in range(bisect_left(names, prefix), len(names)):
+                n = names[i]
+                if not n.startswith(prefix):
+                    break
+                ext = n[len(prefix):]
+                if len(ext) <= 10 and ext.isalnum() and ext.isascii():  # as `_EXT`
+                    got.append(n)
+        return got
 
 
 # ----------------------------------------------------------------------------------------------- rules
@@ -229,6 +294,7 @@ class _Checker:
         where = str(fdir)
         states = self._states
         d = bases[0].abs
+        own = fi.path.name
         # the loader expands imports in instruction files, never in memory
         for ref in _extract(text, _import_cols if not memory and "@" in text else frozenset()):
             path = self._candidate(ref, bases, memory, fi.kind)
@@ -238,9 +304,9 @@ class _Checker:
             state = states.get((path, d, link))  # the bases are those of directory d
             if state is None:
                 state = states[(path, d, link)] = self._resolve(path, bases, link)
-            if state != "missing":
+            if state != "missing" or _context_more(ref.source):
                 continue
-            yield self._finding(fi, ref, path, bases, memory, where)
+            yield self._finding(fi, ref, path, bases, memory, where, own)
 
     # -- which tokens are paths ------------------------------------------------------------------------
     def _bases(self, fdir: Path, memory: bool) -> list[_Base]:
@@ -352,6 +418,28 @@ class _Checker:
             tail = "/".join(segs)
             if any(r == tail or r.endswith("/" + tail) for r in tails):
                 return "exists"  # `handlers/users.py` for services/api/handlers/users.py
+        m = _EXT.match(name) if "." in name else None
+        full = names.with_stem(name) if m is None or m.group(2).lower() not in _KNOWN_EXT else None
+        if full and not path.endswith("/"):
+            # `src/utils/format` for src/utils/format.ts, `tests/TestCore` for tests/TestCore.dpr: import
+            # specifiers and program names drop the extension (`app.module` for app.module.ts too)
+            for b in inside:
+                if b.rel is None:
+                    continue
+                r = f"{b.rel}/{clean}" if b.rel else clean
+                if not plain:
+                    r = posixpath.normpath(r)
+                if r != name and not r.endswith("/" + name):
+                    continue  # `a/b/..`
+                r = r[:len(r) - len(name)]
+                if any(r + n in paths for n in full):
+                    return "exists"
+            if has_slash:
+                tail = "/".join(segs[:-1])
+                for n in full:
+                    t = f"{tail}/{n}"
+                    if any(r == t or r.endswith("/" + t) for r in names.files[n]):
+                        return "exists"
         for b in inside:
             if plain and b.rel is not None:
                 if self._on_disk(f"{b.rel}/{clean}" if b.rel else clean):
@@ -370,11 +458,12 @@ class _Checker:
         return "missing"
 
     # -- reporting ----------------------------------------------------------------------------------------
-    def _finding(self, fi: FileInfo, ref: _Ref, path: str, bases: list[_Base], memory: bool, where: str
-                 ) -> Finding:
+    def _finding(self, fi: FileInfo, ref: _Ref, path: str, bases: list[_Base], memory: bool, where: str,
+                 own: str) -> Finding:
         # What a missing path suggests depends on the path, the directory of the file that names it (``where``)
         # and whether it is a link: worked out once per directory and path.
-        key = (path, where, memory, ref.kind == "link")
+        # (Whether the file shares the missing path's name too: it is never suggested as where that path went.)
+        key = (path, where, memory, ref.kind == "link", own in path and own == path.rstrip("/").rpartition("/")[2])
         got = self._hints.get(key)
         if got is None:
             got = self._hints[key] = self._hint(fi, ref, path, bases, memory)
@@ -402,8 +491,14 @@ class _Checker:
         cands: list[str] = []
         if memory and ref.kind == "link" and "/" not in path:
             pass  # a topic file of the memory directory: workspace files of that name are unrelated
-        elif not path.endswith("/"):
-            cands = sorted(names.files.get(name, []))  # a file of that name: strong evidence it moved
+        elif not path.endswith("/") and not _generic_name(name):
+            # a file of that name: strong evidence it moved (unless every other directory has one, or it is
+            # the file that names the path)
+            cands = names.files.get(name, [])
+            if cands and fi.path.name == name:
+                own = self.ws.rel(fi.path)
+                cands = [c for c in cands if c != own]
+            cands = sorted(cands)
         if not cands and is_dir and not (memory and ref.kind == "link"):
             dirs = names.dirs.get(name, [])
             # a directory name alone is weak evidence: only when it is unique and only its last part is missing
@@ -454,6 +549,26 @@ class _Checker:
         return new
 
 
+# File names found in many directories: one elsewhere is no evidence that a missing path moved there.
+_GENERIC_NAMES = frozenset(n.lower() for n in """
+    CLAUDE.md CLAUDE.local.md AGENTS.md AGENTS.override.md GEMINI.md SKILL.md README CHANGELOG.md CONTRIBUTING.md
+    LICENSE LICENSE.md LICENSE.txt __init__.py __main__.py conftest.py setup.py setup.cfg pyproject.toml tox.ini
+    requirements.txt package.json package-lock.json pnpm-lock.yaml yarn.lock tsconfig.json jsconfig.json
+    Cargo.toml Cargo.lock mod.rs lib.rs main.rs build.rs go.mod go.sum main.go doc.go Makefile CMakeLists.txt
+    Dockerfile docker-compose.yml docker-compose.yaml compose.yaml justfile BUILD BUILD.bazel Gemfile pom.xml
+    build.gradle build.gradle.kts .gitignore .dockerignore .editorconfig""".split())
+_GENERIC_PATTERN = re.compile(
+    r"(?:index|readme)(?:\.[a-z0-9]+)+|tsconfig\.[\w.-]+|[\w.-]+\.config\.[a-z]+|"
+    r"\.(?:eslintrc|prettierrc|babelrc)(?:\..+)?"
+)
+
+
+def _generic_name(name: str) -> bool:
+    """Whether ``name`` is generic (`README.md`, `index.ts`, `jest.config.js`, any case): see _GENERIC_NAMES."""
+    low = name.lower()
+    return low in _GENERIC_NAMES or _GENERIC_PATTERN.fullmatch(low) is not None
+
+
 @lru_cache(maxsize=65536)
 def _shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
     """Whether token ``t`` (of a code span, link, @ mention or bare prose) is a path, judged from its text
@@ -496,6 +611,10 @@ def _shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
         return None  # github.com/acme/x, v1.2/notes, docs.python.org/3
     if kind == "link":
         return False, has_slash, first
+    if ext == "js" and not has_slash:
+        # `decimal.js`, `Next.js`, `@chart.js`: library names far more often than files. (A slash-less name
+        # passes anyway when a file of that name exists anywhere: this drops only names of nothing.)
+        return None
     if kind == "at":
         if has_slash:
             return (False, True, first) if (ext is not None or explicit_rel) else None
@@ -568,7 +687,7 @@ def _extract(text: str, import_cols: set[tuple[int, int]] | frozenset[tuple[int,
             key = tok.rstrip("/")
             if key not in seen:
                 seen.add(key)
-                out.append(_Ref(n, col, tok, kind))
+                out.append(_Ref(n, col, tok, kind, line))
     return out
 
 
