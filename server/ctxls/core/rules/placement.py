@@ -96,11 +96,18 @@ _POINTER_WORDS = re.compile(r"\b(?:must|always|important|never|read|see|first|al
 _ALNUM = re.compile(r"[^\W_]")
 
 
+# "MUST READ: [guide](x.md) — what it covers": the stressed words send the reader to a link.
+_READ_LINK = re.compile(r"\b(?:must|always|important)\W{0,4}(?:read|see|consult|check|refer\s+to)\b[^\[\n]{0,20}\[",
+                        re.IGNORECASE)
+
+
 def _is_pointer(line: str) -> bool:
-    """`**MUST READ**: [the API guide](docs/api.md)`: the critical word only points at a document, the line holds
-    no instruction to move."""
+    """`**MUST READ**: [the API guide](docs/api.md) — what it covers`: the critical word only points at a
+    document, the line holds no instruction to move."""
     if "](" not in line:
         return False
+    if _READ_LINK.search(line):
+        return True
     rest = _POINTER_WORDS.sub(" ", _LINK.sub(" ", line))
     return not _ALNUM.search(rest)
 
