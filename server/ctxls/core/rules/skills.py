@@ -818,7 +818,8 @@ def _link_target(raw: str, written: str) -> str | None:
       example="```markdown\n---\npaths:\n  - \"src/api/**/*.ts\"   # the code moved to services/api/\n---\n```",
       fix="Fix the pattern so it matches the files the rule is for (relative to the directory containing "
           "`.claude/`), or delete it. Directories ctxls never scans (node_modules, dist, build...) are not "
-          "checked.")
+          "checked. A pattern whose directory exists (or that has none, like `**/*.tsx`) while another pattern "
+          "of the same rule matches is only info: a kind of file the project has none of yet.")
 def paths_glob(ws: Workspace):
     root_only = ws.settings.paths_md_root_only
     under: dict[str, list[str]] = {}  # this run's files under each base directory
@@ -844,6 +845,8 @@ def paths_glob(ws: Workspace):
         base = cb[1] if cb is not None else None
         check_matches = base is not None and is_within(base, ws.root) and \
             not (cb is not None and cb[0] == ws.settings.claude_dir)
+        misses: list[tuple[str, int]] = []
+        matched = False
         for entry in entries:
             line = _entry_line(fi, fm, key_line, entry)
             if not isinstance(entry, str):
@@ -862,12 +865,31 @@ def paths_glob(ws: Workspace):
                 continue
             if _skipped_area(one.patterns):
                 continue
-            if not _any_match(ws, base, one, root_only, under):
-                where = ws.rel(base) if base != ws.root else "the workspace root"
-                where = where if where != "." else "the workspace root"
-                yield Finding("CTX507", "warning", fi.path, _entry_span(fi, line, entry),
-                              f"Glob '{entry}' matches no file under {where}: the {_kind_word(fi.kind)} never "
-                              f"loads for it; fix the pattern (it is relative to the directory containing .claude/)")
+            if _any_match(ws, base, one, root_only, under):
+                matched = True
+            else:
+                misses.append((entry, line))
+        for entry, line in misses:
+            where = ws.rel(base) if base != ws.root else "the workspace root"
+            where = where if where != "." else "the workspace root"
+            if matched and _dir_exists(ws, base, entry):
+                # `**/*.tsx` beside a `**/*.ts` that matches: a kind of file the project has none of yet, while
+                # the rule loads for its other patterns (a directory that is gone stays a warning: it moved)
+                yield Finding("CTX507", "info", fi.path, _entry_span(fi, line, entry),
+                              f"Glob '{entry}' matches no file under {where} yet (the {_kind_word(fi.kind)} loads "
+                              f"for its other patterns); drop it if no such file is coming")
+                continue
+            yield Finding("CTX507", "warning", fi.path, _entry_span(fi, line, entry),
+                          f"Glob '{entry}' matches no file under {where}: the {_kind_word(fi.kind)} never "
+                          f"loads for it; fix the pattern (it is relative to the directory containing .claude/)")
+
+
+def _dir_exists(ws: Workspace, base: Path, entry: str) -> bool:
+    """Whether the literal directory a glob starts with (`src/web` of `src/web/**/*.tsx`; none for `**/*.tsx`)
+    exists under ``base``."""
+    cut = min((i for i in (entry.find(c) for c in "*?[{") if i >= 0), default=len(entry))
+    d = entry[:cut].rpartition("/")[0].strip("/")
+    return not d or ws.fs.is_dir(base / d)
 
 
 def _entry_line(fi: FileInfo, fm: _FM, key_line: int, entry: Any) -> int:
