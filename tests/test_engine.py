@@ -487,8 +487,24 @@ def test_a_skill_kept_behind_a_symlink_follows_edits_at_its_real_path(tmp_path: 
 
     assert names() == []
     assert engine.fs.aliases(real) == [link]
+    unrelated = root / "notes.md"  # a structural change elsewhere keeps what the snapshot knows of the link
+    unrelated.write_text("x\n")
+    engine.file_changed(unrelated, structural=True)
+    assert names() == []
     real.write_text(real.read_text().replace("name: deploy", "name: Deploy_Now"))  # saved, as the watcher says
     engine.file_changed(real, structural=False)
     assert names() == ["CTX503"]
     engine.set_buffer(real, real.read_text().replace("name: Deploy_Now", "name: deploy"))  # unsaved buffer
     assert names() == []
+    unrelated.unlink()
+    engine.file_changed(unrelated, structural=True)
+    engine.set_buffer(real, None)  # closed unsaved: back to the disk, at the link path too
+    assert names() == ["CTX503"] and engine.fs.overlays == {}
+    # a skill created at the real path appears at the link path: findings and the session's listing
+    new = root / ".agents" / "skills" / "newone" / "SKILL.md"
+    new.parent.mkdir()
+    engine.file_changed(new.parent, structural=True)
+    new.write_text("---\nname: newone\ndescription: New. Use when testing.\n---\n# New\n")
+    engine.file_changed(new, structural=True)
+    engine.check()
+    assert [k.name for k in engine.session(root).skills.skills] == ["deploy", "newone"]

@@ -49,3 +49,19 @@ def test_no_move_fix_to_a_generic_name_or_to_the_importing_file(tmp_path: Path) 
     settings = Settings(home=tmp_path / "home", managed_dir=tmp_path / "managed", ceiling=tmp_path)
     got = run_checks(Workspace(repo, settings, CheckConfig(select=frozenset({"CTX301"})))).findings
     assert len(got) == 2 and all(not f.fixes and "did it move" not in f.message for f in got)
+
+
+def test_an_import_without_its_extension_stays_an_error_with_a_fix(tmp_path: Path) -> None:
+    """`@docs/architecture` and `@AGENTS` when docs/architecture.md and AGENTS.md exist: the agent adds no
+    extension, nothing loads; the fix adds it."""
+    repo = tmp_path / "repo"
+    (repo / "docs").mkdir(parents=True)
+    (repo / "docs" / "architecture.md").write_text("x\n")
+    (repo / "AGENTS.md").write_text("y\n")
+    (repo / "CLAUDE.md").write_text("# Root\nArchitecture: @docs/architecture, also @AGENTS\n")
+    (tmp_path / "home").mkdir()
+    settings = Settings(home=tmp_path / "home", managed_dir=tmp_path / "managed", ceiling=tmp_path)
+    got = run_checks(Workspace(repo, settings, CheckConfig(select=frozenset({"CTX301"})))).findings
+    assert [f.severity for f in got] == ["error", "error"]
+    plan = plan_fixes(got, lambda p: p.read_text() if p.exists() else None)
+    assert plan.files[repo / "CLAUDE.md"] == "# Root\nArchitecture: @docs/architecture.md, also @AGENTS.md\n"

@@ -197,3 +197,27 @@ def test_kept_finding_follows_an_edit_of_the_destination(tmp_path: Path) -> None
     dest.write_text("# Tests\n- Fixtures live in conftest.py.\n- One.\n- Two.\n- Three.\n")
     ws.fs.changed(dest)
     assert move_edit(Workspace(ws.root, ws.settings, ws.config, fs=ws.fs)).span.start_line == 5
+
+
+@pytest.mark.parametrize("title, line", [
+    # a title that merely contains a stress word is no marker: the whole file is under it
+    ("# Important notes for working in this repo", "- NEVER push directly to main."),
+    ("# Notes\n\n## Required tools", "- NEVER push directly to main."),
+    # an instruction after a pointer's link is still an instruction
+    ("# Notes", "- IMPORTANT: see [the security policy](docs/security.md) — NEVER commit .env files."),
+])
+def test_buried_lines_still_reported(tmp_path: Path, title: str, line: str) -> None:
+    text = f"{title}\n\n" + _long(230) + line + "\n"
+    ws = _ws(tmp_path, {"repo/CLAUDE.md": text}, select=frozenset({"CTX601"}))
+    [f] = run_checks(ws).findings
+    assert f.severity == "warning"
+
+
+@pytest.mark.parametrize("title, stressed", [
+    ("Caching (Critical)", True), ("Mobile layout — mandatory", True), ("Setup [REQUIRED]", True),
+    ("NEVER do this", True), ("Required tools", False), ("Important notes", False), ("Always-on services", False),
+])
+def test_stressed(title: str, stressed: bool) -> None:
+    from ctxls.core.rules.placement import _stressed
+
+    assert _stressed(title) is stressed

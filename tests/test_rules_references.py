@@ -150,7 +150,7 @@ def test_context_words_cover_every_context_match() -> None:
     words = ["create", "regenerated", "outputs", "written  to", "writes it to", "emits", "scaffolding", "renamed",
              "moved", "deleting", "removed", "split", "replaced", "deprecated", "formerly", "no\tlonger",
              "used to", "dropped", "for example", "placeholder", "e.g.", "i.e.", "saved to", "clones", "cloning",
-             "gitignored", "git-ignored", "ignored by git", "(local)", "local-only", "ci:", "may not exist",
+             "gitignored", "git-ignored", "ignored by git", "(local)", "local-only", "may not exist",
              "if it exists", "if present", "z.b.", "z. b.", "par exemple", "p. ex.",
              "p.ej.", "por ejemplo", "例:", "例：", "例えば", "例如", "比如", "如：", "可能尚不存在", "不存在则",
              "存在しない場合"]
@@ -210,10 +210,10 @@ def test_ancestor_bases_match_pathlib(tmp_path: Path) -> None:
     "比如 `src/x.ts`", "目录如：`src/x.ts`", "Seiten, z.B. `src/x.ts`", "Seiten, z. B. `src/x.ts`",
     "pages, par exemple `src/x.ts`", "pages, p. ex. `src/x.ts`", "por ejemplo `src/x.ts`", "p. ej. `src/x.ts`",
     # paths that need not exist
-    "Screens are saved to `out2/x.png`.", "Clone it into `vendor/x/README.md`.", "It clones `sdk/x.sql`.",
+    "Screens are saved to `out2/x.png`.", "Clone it into `vendor/x/README.md`.", "It clones the SDK into `sdk/x.sql`.",
     "Notes in `notes/x.md` (gitignored).", "`notes/x.md` is git-ignored.", "`notes/x.md` is ignored by git.",
     "Overrides: `config/x.yaml` (local).", "`config/x.yaml` is local-only.",
-    "CI: `reports/x.xml` is uploaded.", "`docs/x.md` may not exist.", "Read `docs/x.md` if it exists.",
+    "`docs/x.md` may not exist.", "Read `docs/x.md` if it exists.",
     "Load `config/x.yaml` if present.", "`config/x.yaml` 可能尚不存在。",
     "`config/x.yaml` 不存在则使用默认值。", "`config/x.yaml` が存在しない場合", "Output goes to `out2/x.json`.",
 ])
@@ -232,6 +232,7 @@ def test_context_lines_are_skipped(tmp_path: Path, line: str) -> None:
     "Our app.example config: `src/x.ts`.", "例外処理は `src/x.ts` にある。", "Use `src/x.ts` for pex.",
     # too broad to skip: these name real paths
     "Tests run in CI via `scripts/x.sh`.", "An optional `config/x.yaml` overrides colors.",
+    "**CI:** `scripts/x.sh` runs lint.", "Clone the fixtures with `scripts/x.sh`.",
 ])
 def test_near_misses_are_still_read(tmp_path: Path, line: str) -> None:
     path = line.split("`")[1]
@@ -256,8 +257,9 @@ def test_extensionless_paths_resolve_as_a_file_with_an_extension(tmp_path: Path)
         "repo/utils/keep.txt": "",
         "repo/src/CLAUDE.md": "# S\n- `utils/format` from here.\n",
     }, "CTX401")
-    # a name with a known extension is not resolved by a longer one; a trailing slash names a directory
-    assert sorted(_messages(ws)) == ["src/gone.py", "src/utils/format/"]
+    # a name with a known extension is not resolved by a longer one; a trailing slash names a directory; a
+    # markdown link must name the file itself (GitHub and the agent's Read open exactly that)
+    assert sorted(_messages(ws)) == ["./src/utils/format", "src/gone.py", "src/utils/format/"]
 
 
 def test_extensionless_tail_resolves_by_stem(tmp_path: Path) -> None:
@@ -272,9 +274,10 @@ def test_extensionless_tail_resolves_by_stem(tmp_path: Path) -> None:
 def test_bare_js_library_names_are_not_reported(tmp_path: Path) -> None:
     ws = _ws(tmp_path, {
         "repo/CLAUDE.md": "# T\n- Uses `decimal.js`, `Next.js` and @chart.js; `worker.ts` and `src/chart.js`.\n"
-                          "- See [the helper](helper.js).\n",
+                          "- See [the helper](helper.js); start `server.js`.\n",
     }, "CTX401")
-    assert sorted(_messages(ws)) == ["helper.js", "src/chart.js", "worker.ts"]
+    # library names only: a bare `server.js` is a file name
+    assert sorted(_messages(ws)) == ["helper.js", "server.js", "src/chart.js", "worker.ts"]
 
 
 @pytest.mark.parametrize("name,generic", [

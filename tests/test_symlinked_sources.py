@@ -282,6 +282,22 @@ def test_following_links_is_bounded(tmp_path: Path, monkeypatch) -> None:
     assert any("stopped following" in why for _, why in idx.skipped)
 
 
+def test_a_link_to_a_deep_tree_is_bounded_too(tmp_path: Path, monkeypatch) -> None:
+    """The bound counts every directory entered below a followed link, not only the links: one link to a big
+    plain tree stops at it, in the scan and in the loader's rules walk alike."""
+    root = tmp_path / "repo"
+    for a in range(4):
+        for b in range(4):
+            _write(tmp_path / "ext" / f"a{a}" / f"b{b}" / "r.md", "rule\n")
+    _link(root / ".claude" / "rules" / "ext", str(tmp_path / "ext"))
+    monkeypatch.setattr(D, "MAX_LINKED_DIRS", 5)
+    idx = D.scan_workspace(root, _settings(tmp_path))
+    assert len([d for d in idx.dirs if "ext" in d.parts]) <= 5
+    assert any("stopped following after 5" in why for _, why in idx.skipped)
+    found, unlisted = D.rule_files(root / ".claude" / "rules")
+    assert len(found) < 16 and any("stopped following" in why for _, why in unlisted)
+
+
 # ------------------------------------------------------------------------------------------ only source dirs
 def test_other_directory_symlinks_are_not_followed(tmp_path: Path) -> None:
     root = tmp_path / "repo"

@@ -38,7 +38,12 @@ SKIP_DIRS = frozenset({
 # Directories below `.claude/` whose symlinked forms Claude Code follows (see the module docstring).
 _LINKED_IN_CLAUDE = frozenset({"rules", "skills", "commands"})
 MAX_LINKED_DIRS = 10_000
-"""Directories entered through symlinks per scan at most (a link to a huge tree outside the workspace)."""
+"""Directories entered through symlinks per scan at most, each below a followed link included (a link to a
+huge tree outside the workspace)."""
+
+
+def _too_many_linked() -> str:
+    return f"symlinked directories: stopped following after {MAX_LINKED_DIRS:,}"
 
 # kind -> how the loader treats it
 CLAUDE_MD = "claude_md"
@@ -177,8 +182,7 @@ def scan_workspace(
                             continue
                         if linked_dirs >= MAX_LINKED_DIRS:
                             if linked_dirs == MAX_LINKED_DIRS:
-                                idx.skipped.append((Path(e.path), f"symlinked directories: stopped following "
-                                                                  f"after {MAX_LINKED_DIRS:,}"))
+                                idx.skipped.append((Path(e.path), _too_many_linked()))
                                 linked_dirs += 1
                             continue
                         if here is None:
@@ -206,6 +210,13 @@ def scan_workspace(
                             idx.skipped.append((Path(e.path), f"symlink cycle: {real} was entered on the way "
                                                               f"down; not followed"))
                             continue
+                        # every directory reached through a link counts: a link may point at a huge tree
+                        if linked_dirs >= MAX_LINKED_DIRS:
+                            if linked_dirs == MAX_LINKED_DIRS:
+                                idx.skipped.append((Path(e.path), _too_many_linked()))
+                                linked_dirs += 1
+                            continue
+                        linked_dirs += 1
                         subdirs.append((Path(e.path), sub, chain + (real,)))
                     continue
                 idx.file_count += 1
@@ -301,6 +312,8 @@ def rule_files(root: Path, realpath: Callable[[Path], str] = _realpath,
                     if linked or is_link:
                         linked_dirs += 1
                         if linked_dirs > MAX_LINKED_DIRS:
+                            if linked_dirs == MAX_LINKED_DIRS + 1:
+                                unlisted.append((p, _too_many_linked()))
                             continue
                     stack.append((p, chain + (real,), linked or is_link))
                 elif e.name.endswith(".md") and e.is_file():

@@ -113,7 +113,9 @@ class FileSystem:
             self._listings.pop(path, None)
             self._listings.pop(path.parent, None)
             self._real.clear()
-            self._aliases.clear()  # (recorded again as the files are read again)
+            if self._aliases:  # a link path that is gone is no alias any more (the others stay: their reads do)
+                for paths in self._aliases.values():
+                    paths.discard(path)
             self.memo.clear()
             self._memo_base = None
             return
@@ -150,9 +152,27 @@ class FileSystem:
         self._listings.clear()
 
     def aliases(self, path: Path) -> list[Path]:
-        """The paths other than ``path`` through which a file whose real path is ``path`` was read (symlinks
-        under `.claude/`): what an editor or the watcher reporting ``path`` changed also changed."""
-        return sorted(self._aliases.get(os.fspath(path), ()))
+        """The other paths of the file ``path`` names, through which the analysis reads it (symlinks under
+        `.claude/`: a linked file, or a file in a linked directory, created since too): what an editor or the
+        watcher reporting ``path`` changed also changed. Resolved anew: the root itself may be a link."""
+        if not self._aliases:
+            return []
+        try:
+            real = os.path.realpath(path)
+        except (OSError, ValueError):
+            real = os.fspath(path)
+        out = set(self._aliases.get(real, ()))
+        parent, name = os.path.split(real)
+        for d in self._aliases.get(parent, ()):
+            out.add(d / name)
+        out.discard(path)
+        return sorted(out)
+
+    def _alias(self, path: Path) -> None:
+        """Record ``path`` under its real path when a symlink is on the way (see `aliases`)."""
+        real = self.realpath(path)
+        if real != os.fspath(path):
+            self._aliases.setdefault(real, set()).add(path)
 
     def listing(self, d: Path) -> dict[str, str]:
         """Names in directory ``d``: 'f' regular file, 'd' directory (symlinks followed), 'o' anything else."""
@@ -160,6 +180,8 @@ class FileSystem:
         if got is not None:
             return got
         names = self._listings[d] = list_kinds(d) or {}
+        if ".claude" in d.parts:  # a linked skills or rules directory: files created at its real path show here
+            self._alias(d)
         return names
 
     def depend(self, path: str) -> None:
@@ -255,9 +277,7 @@ class FileSystem:
         result = self._read_uncached(path, st, limit)
         self._cache[path] = result
         if ".claude" in path.parts:  # skills, rules and commands may be symlinks to files kept elsewhere
-            real = self.realpath(path)
-            if real != os.fspath(path):
-                self._aliases.setdefault(real, set()).add(path)
+            self._alias(path)
         return result
 
     def _read_uncached(self, path: Path, st: os.stat_result, limit: int) -> SourceText:

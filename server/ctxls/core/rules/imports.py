@@ -152,6 +152,21 @@ def import_missing(ws: Workspace):
                 hint = f"; did it move to {ws.rel(candidates[0])}?"
             else:
                 hint = ""
+            bare = target.name.rstrip(_TRAILING)  # (trailing punctuation is part of the import as written)
+            if not fixes and bare and "." not in bare:
+                # `@docs/architecture` for docs/architecture.md: the agent adds no extension, so nothing loads
+                named = _with_extension(ws, target.with_name(bare))
+                if named is not None:
+                    name = ref.raw.rstrip(_TRAILING)
+                    sp = _span(fi, ref)
+                    new_ref = "@" + name + named.name[len(bare):]
+                    yield Finding("CTX301", "error", fi.path, sp,
+                                  f"@{ref.raw} does not exist, so it never loads; the agent adds no extension: "
+                                  f"did you mean {new_ref}?",
+                                  fixes=[Fix(f"Import {new_ref}", (Edit(fi.path, Span(
+                                      sp.start_line, sp.start_col, sp.end_line, sp.start_col + 1 + len(name)),
+                                      new_ref),))])
+                    continue
             if not fixes and _names_something(ref.raw):
                 sp = _span(fi, ref)
                 name = ref.raw.rstrip(_TRAILING)  # "When using @tresjs/core, Vue..."
@@ -174,6 +189,17 @@ def import_missing(ws: Workspace):
 
 
 _TRAILING = ",.;:!?)]'\""
+
+
+def _with_extension(ws: Workspace, target: Path) -> Path | None:
+    """The text file that is ``target`` plus an extension (`.md` first), when there is one."""
+    listing = ws.fs.listing(target.parent)
+    prefix = target.name + "."
+    hits = sorted(n for n, kind in listing.items() if kind == "f" and n.startswith(prefix)
+                  and "." not in n[len(prefix):] and _is_text(Path(n)))
+    if not hits:
+        return None
+    return target.parent / next((n for n in hits if n.endswith(".md")), hits[0])
 
 
 def _names_something(raw: str) -> bool:

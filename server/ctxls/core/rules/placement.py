@@ -88,8 +88,17 @@ _CODE_SPAN = re.compile(r"(`+).+?\1")
 _LIST_ITEM = re.compile(r"^( *)(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)")
 
 
-# A heading that stresses its section: the critical lines in it are where the author wants them.
-_HEADING_STRESS = re.compile(r"\b(?:critical|important|must|always|never|mandatory|required)\b", re.IGNORECASE)
+# A heading that stresses its section, as a marker rather than a word of its title: "(Critical)", "[REQUIRED]",
+# "— mandatory" at the end, or a stress word in capitals. "## Required tools" or "# Important notes" are titles.
+_STRESS_WORDS = r"(?:critical|important|mandatory|required|must[- ]read|must|always|never)"
+_STRESS_MARK = re.compile(rf"[(\[]\s*{_STRESS_WORDS}\s*[)\]]|\s[—–-]+\s*{_STRESS_WORDS}\s*[!.]*\s*$", re.IGNORECASE)
+_STRESS_CAPS = re.compile(r"\b(?:CRITICAL|IMPORTANT|MANDATORY|REQUIRED|MUST|ALWAYS|NEVER)\b")
+
+
+def _stressed(title: str) -> bool:
+    """Whether a heading marks its section as critical (see `_STRESS_MARK`)."""
+    return bool(_STRESS_MARK.search(title) or _STRESS_CAPS.search(title))
+
 _LINK = re.compile(r"!?\[[^\]]*\]\([^)]*\)")
 _POINTER_WORDS = re.compile(r"\b(?:must|always|important|never|read|see|first|also|refer\s+to|check|consult|"
                             r"before|starting|here|this|these|the|docs?|documentation|guides?)\b", re.IGNORECASE)
@@ -106,8 +115,11 @@ def _is_pointer(line: str) -> bool:
     document, the line holds no instruction to move."""
     if "](" not in line:
         return False
-    if _READ_LINK.search(line):
-        return True
+    m = _READ_LINK.search(line)
+    if m is not None:
+        # a pointer, unless an instruction follows the link ("see [policy](x.md) — NEVER commit .env files")
+        close = line.find(")", line.find("](", m.end()))
+        return close < 0 or not _is_critical(line[close + 1:])
     rest = _POINTER_WORDS.sub(" ", _LINK.sub(" ", line))
     return not _ALNUM.search(rest)
 
@@ -148,7 +160,8 @@ def buried_critical_instruction(ws: Workspace):
         top = _top_line(doc)
         found: list[tuple[int, _Unit | None]] = []
         covered = -1
-        marked = [(sec.line, sec.end) for sec in doc.sections if _HEADING_STRESS.search(sec.title)]
+        # (a `#` title spans the whole file: only sections below it can stress themselves)
+        marked = [(sec.line, sec.end) for sec in doc.sections if sec.level >= 2 and _stressed(sec.title)]
         for i in range(max(doc.body_start, int(limit)), n):
             line = doc.lines[i]
             if i + 1 <= limit or i <= covered or i in doc.hidden or not line.strip():
@@ -312,14 +325,11 @@ _IMPORT_LINE = re.compile(r"(?:^|\s)@[A-Za-z0-9._~/-]")
 _PATH_TOKEN = re.compile(r"(?<![\w@./-])((?:\.{1,2}/)?[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+/?)")
 
 
-# A heading that says the section is critical: its author wants it in every session.
-_MARKED_CRITICAL = re.compile(r"\b(?:critical|important|must|always)\b")
-
-
 def _task_of(title: str) -> _Task | None:
-    t = re.sub(r"[`*_]", "", title).lower()
-    if _MARKED_CRITICAL.search(t):
-        return None
+    t = re.sub(r"[`*_]", "", title)
+    if _stressed(t):
+        return None  # the heading says the section is critical: its author wants it in every session
+    t = t.lower()
     for task in _TASKS:
         if task.heading.search(t):
             if _JOINER.search(t) and _GENERAL.search(t):

@@ -16,14 +16,15 @@ False positives are worse than misses here, so a token must look unmistakably li
   anything the root .gitignore ignores) are skipped;
 - a line that talks about creating, generating, moving, renaming or removing things is skipped: the path it
   names may legitimately not exist (yet, or any more); so is a line saying a path is saved or cloned there,
-  gitignored or local-only, only in CI (`CI: ...`), present only "if it exists" or "may not exist", and a line
-  giving examples ("e.g.", "for example", "z. B.", "par exemple", "por ejemplo", "例:", "例えば", "例如"...);
+  gitignored or local-only, present only "if it exists" or "may not exist", and a line giving examples
+  ("e.g.", "for example", "z. B.", "par exemple", "por ejemplo", "例:", "例えば", "例如"...);
 - a slash-less name (`web.py`) needs a known source/doc extension and counts as present when a file of that
   name exists anywhere in the workspace; in prose (not backticked) it is checked in memory files only ("the
-  endpoints live in web.py"), where names are written that way; `*.js` names are never checked without a slash
-  (`decimal.js`, `Next.js` are libraries); a slash path without an extension is checked only when its first
+  endpoints live in web.py"), where names are written that way; the names of well-known JavaScript libraries
+  (`decimal.js`, `Next.js`) are not paths; a slash path without an extension is checked only when its first
   directory exists (so `log/slog` or `owner/repo` are not paths), and counts as present when a file of that
-  name plus an extension exists (`src/utils/format` for format.ts: import specifiers and program names).
+  name plus an extension exists (`src/utils/format` for format.ts: import specifiers and program names; not
+  in a markdown link, which must name the file itself).
 
 A missing path's message suggests where it went only on real evidence: a file of the same name elsewhere
 (unless the name is generic, like README.md, CLAUDE.md or index.ts, or the file is the one naming the path), a
@@ -85,14 +86,16 @@ _CONTEXT_WORDS = ("creat", "generat", "output", "writ", "emit", "scaffold", "ren
 _CONTEXT_SKIP_MORE = re.compile(
     # saved or cloned there, kept out of git or on one machine, present only in CI or only sometimes
     # ("in CI" and "optional" are not among them: "tests run in CI via `scripts/ci.sh`" names a real path)
-    r"\b(?:sav(?:e|es|ed)\s+to|clon(?:e|es|ed|ing)|git-?ignored|ignored\s+by\s+git|local-only|"
+    # ("CI:" neither: "**CI:** `.github/workflows/ci.yml` runs lint" names a committed file; a clone only when
+    # the line says where it goes, not "clone the fixtures with `scripts/fetch.sh`")
+    r"\b(?:sav(?:e|es|ed)\s+to|clon(?:e|es|ed|ing)\b[^.;]*?\binto|git-?ignored|ignored\s+by\s+git|local-only|"
     r"may\s+not\s+exist|if\s+it\s+exists|if\s+present|"
     # examples: German, French, Spanish
-    r"par\s+exemple|por\s+ejemplo)\b|\bz\. ?b\.|\bp\. ?e[xj]\.|\bci:|\(local\)|"
+    r"par\s+exemple|por\s+ejemplo)\b|\bz\. ?b\.|\bp\. ?e[xj]\.|\(local\)|"
     # examples (Japanese, Chinese; full-width parentheses included), "may not exist yet", "if it is absent"
     r"例[:：]|例えば|例如|比如|如：|可能尚不存在|不存在则|存在しない場合"
 )
-_CONTEXT_WORDS_MORE = ("sav", "clon", "ignored", "local", "ci:", "exist", "present", "exemple",
+_CONTEXT_WORDS_MORE = ("sav", "clon", "ignored", "local", "exist", "present", "exemple",
                        "ejemplo", "z.b", "z. b", "p.e", "p. e")
 _CONTEXT_WORDS_CJK = ("例", "如", "存在")  # tested on lines with non-ASCII characters only
 
@@ -419,7 +422,8 @@ class _Checker:
             if any(r == tail or r.endswith("/" + tail) for r in tails):
                 return "exists"  # `handlers/users.py` for services/api/handlers/users.py
         m = _EXT.match(name) if "." in name else None
-        full = names.with_stem(name) if m is None or m.group(2).lower() not in _KNOWN_EXT else None
+        # (not for links: `[setup](docs/setup)` is a broken link on GitHub and for the agent's Read)
+        full = names.with_stem(name) if not link and (m is None or m.group(2).lower() not in _KNOWN_EXT) else None
         if full and not path.endswith("/"):
             # `src/utils/format` for src/utils/format.ts, `tests/TestCore` for tests/TestCore.dpr: import
             # specifiers and program names drop the extension (`app.module` for app.module.ts too)
@@ -569,6 +573,23 @@ def _generic_name(name: str) -> bool:
     return low in _GENERIC_NAMES or _GENERIC_PATTERN.fullmatch(low) is not None
 
 
+# Well-known JavaScript libraries named with a `.js` suffix (lower-cased).
+_JS_LIBRARIES = frozenset("""
+    node.js next.js nuxt.js vue.js react.js preact.js angular.js ember.js backbone.js knockout.js alpine.js
+    solid.js svelte.js nest.js express.js koa.js hapi.js sails.js meteor.js electron.js deno.js bun.js
+    chart.js three.js d3.js p5.js pdf.js video.js highlight.js prism.js marked.js anime.js paper.js fabric.js
+    matter.js pixi.js babylon.js phaser.js tf.js ml5.js brain.js math.js decimal.js big.js bignumber.js bn.js
+    moment.js day.js dayjs.js luxon.js date-fns.js numeral.js accounting.js lodash.js underscore.js ramda.js
+    immutable.js immer.js rx.js rxjs.js socket.io.js ethers.js web3.js viem.js crypto.js crypto-js.js
+    zod.js yup.js joi.js ajv.js hammer.js swiper.js leaflet.js mapbox.js cesium.js sortable.js dropzone.js
+    quill.js tiptap.js slate.js codemirror.js monaco.js xterm.js mermaid.js katex.js mathjax.js popper.js
+    tippy.js gsap.js lottie.js howler.js tone.js sinon.js mocha.js chai.js jasmine.js karma.js jest.js
+    cypress.js playwright.js puppeteer.js webpack.js rollup.js vite.js esbuild.js parcel.js gulp.js grunt.js
+    handlebars.js mustache.js ejs.js pug.js nunjucks.js axios.js superagent.js got.js ky.js node-fetch.js
+    jquery.js zepto.js htmx.js stimulus.js turbo.js lit.js polymer.js mithril.js riot.js inferno.js qwik.js
+    """.split())
+
+
 @lru_cache(maxsize=65536)
 def _shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
     """Whether token ``t`` (of a code span, link, @ mention or bare prose) is a path, judged from its text
@@ -611,9 +632,8 @@ def _shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
         return None  # github.com/acme/x, v1.2/notes, docs.python.org/3
     if kind == "link":
         return False, has_slash, first
-    if ext == "js" and not has_slash:
-        # `decimal.js`, `Next.js`, `@chart.js`: library names far more often than files. (A slash-less name
-        # passes anyway when a file of that name exists anywhere: this drops only names of nothing.)
+    if ext == "js" and not has_slash and t.lower() in _JS_LIBRARIES:
+        # `decimal.js`, `Next.js`: the names of libraries, not files (`server.js` stays a file name)
         return None
     if kind == "at":
         if has_slash:

@@ -255,8 +255,7 @@ def _looks_random(value: str, min_len: int = 16) -> bool:
     return classes >= 2 and re.search(r"[0-9]", value) is not None and ent >= 3.2
 
 
-_LOCAL_HOSTS = {"localhost", "127.0.0.1", "0.0.0.0", "::1", "[::1]", "host.docker.internal", "example.com",
-                "example.org", "example.net"}
+_LOCAL_HOSTS = {"localhost", "127.0.0.1", "0.0.0.0", "::1", "[::1]", "example.com", "example.org", "example.net"}
 _WEAK = {"password", "passwd", "pass", "secret", "postgres", "root", "admin", "test", "dev", "guest", "user", "mysql",
          "redis", "mongo", "rabbitmq", "changeme", "example", "pw", "pwd", "default"}
 
@@ -295,7 +294,7 @@ def _valid(kind: str, m: re.Match, text: str, name: str = "") -> bool:
             return False
         # (`.internal` is not among them: cloud providers' private DNS, real databases behind it)
         if host in _LOCAL_HOSTS or "." not in host or host.endswith((".local", ".localhost", ".test", ".example",
-                                                                      ".invalid")):
+                                                                      ".invalid", ".docker.internal")):
             return False
         return _charclasses(value) >= 2
     if kind == "assign":
@@ -578,13 +577,14 @@ def _phrases(fi: FileInfo, kind: str, text: str) -> Iterator[Finding]:
                           f"not see; delete it or make it visible")
 
 
-# After "ignore previous instructions": the instructions meant are those of outside content, which the line
-# tells the model to resist.
+# After "ignore previous instructions": the instructions meant are those of untrusted outside content, which
+# the line tells the model to resist. Only sources named as untrusted count: "in the files above" or "from the
+# documents you have read" is how an injection points at the rest of the context.
 _SCOPED_OUTSIDE_RE = re.compile(
     r"[ \t]+(?:(?:that\s+(?:appear|are)\s+)?(?:found|contained|embedded|appearing|written|hidden)\s+)?"
     r"(?:in|from|inside|within)\s+(?:any\s+|the\s+|a\s+)?"
-    r"(?:fetched|web|external|untrusted|tool|third[- ]party|retrieved|downloaded|scraped|user[- ](?:supplied|provided)|"
-    r"issues?|emails?|pages?|documents?|files?|outputs?|results?|comments?|pull\s+requests?|prs?)\b")
+    r"(?:fetched|web|external|untrusted|tool\s+(?:output|results?|calls?)|third[- ]party|retrieved|downloaded|"
+    r"scraped|user[- ](?:supplied|provided)|(?:issue|pr|pull\s+request|code\s+review)\s+comments?)\b")
 
 
 def _in_code_span(line: str, col: int) -> bool:

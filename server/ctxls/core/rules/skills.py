@@ -200,8 +200,8 @@ _CONSEQUENCE = {
       fix="Fix the YAML at the reported line (quote values that contain `: ` or start with a special "
           "character). When Claude Code's retry reads the block, the quick fix makes the same quoting edits "
           "(safe: the fields read the same, now as valid YAML); for an unclosed block it offers to insert the "
-          "closing `---` after the last field (not applied by --fix), and moves a block found under the title to "
-          "the top (safe).")
+          "closing `---` after the last field, and to move a block found under the title to the top (neither "
+          "applied by --fix).")
 def frontmatter_invalid(ws: Workspace):
     for fi in sources(ws, D.RULE, D.SKILL, D.COMMAND, D.MEMORY_INDEX, D.MEMORY_TOPIC):
         text = fi.text or ""
@@ -286,8 +286,14 @@ def _misplaced(fi: FileInfo) -> Finding | None:
     """A frontmatter block that does not start on line 1 (under a title, after a blank line): Claude Code reads
     frontmatter only at the very start, so its fields are ignored and its lines sent as text."""
     lines = fi.lines
+    st = structure(fi.text or "")
+    hidden = st.code_lines | st.comment_lines  # an example of frontmatter in a code block is just that
     seen = 0
     for i in range(min(len(lines), 40)):
+        if i in hidden:
+            if lines[i].strip():
+                seen += 1
+            continue
         line = lines[i].rstrip("\r").rstrip()
         if line != "---":
             if line:
@@ -295,8 +301,10 @@ def _misplaced(fi: FileInfo) -> Finding | None:
                 if seen > 3:
                     return None  # deep in the body: a thematic break, not a misplaced block
             continue
-        close = next((j for j in range(i + 1, min(len(lines), i + 30)) if lines[j].rstrip("\r").rstrip() == "---"),
-                     None)
+        close = next((j for j in range(i + 1, min(len(lines), i + 30))
+                      if j not in hidden and lines[j].rstrip("\r").rstrip() == "---"), None)
+        if close is not None and any(j in hidden for j in range(i, close + 1)):
+            return None
         if close is None or close == i + 1:
             return None
         try:
@@ -310,8 +318,9 @@ def _misplaced(fi: FileInfo) -> Finding | None:
                        D.SKILL: "its fields are ignored (the description falls back to the first paragraph)"
                        }.get(fi.kind, "its fields are ignored")
         block = "".join(l.rstrip("\r") + "\n" for l in lines[i:close + 1])
+        # (not applied by --fix: moving it changes when the rule loads, which the author should confirm)
         fix = Fix("Move the frontmatter block to the top of the file",
-                  (Edit(fi.path, Span(0, 0, 0, 0), block), Edit(fi.path, Span(i, 0, close + 1, 0), "")))
+                  (Edit(fi.path, Span(0, 0, 0, 0), block), Edit(fi.path, Span(i, 0, close + 1, 0), "")), safe=False)
         return Finding("CTX501", "error", fi.path, Span(i, 0, i, 3),
                        f"Frontmatter on line {i + 1} is not on line 1, so it is not frontmatter: Claude Code sends "
                        f"its lines as text and {consequence}; move the block to the top of the file", fixes=[fix])
