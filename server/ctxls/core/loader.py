@@ -287,6 +287,9 @@ class ClaudeCodeLoader:
     listing: SkillListing | None = None
     _skills_shared: bool = False
     _listing_cache: list | None = None
+    agents_fallback: bool | None = None
+    """Whether the default AGENTS.md mode fell back to AGENTS.md at startup (no CLAUDE.md from the root to the
+    start directory); None before startup was loaded."""
     prefixes: dict | None = None
     """Shared by the sessions of one batch (`load_session(prefixes=...)`): the loader's state after the walk
     reached each directory, so a session started below it continues from there instead of loading every
@@ -505,6 +508,7 @@ class ClaudeCodeLoader:
             agents_fallback = s.agents_md_mode == "claude-md-or-agents-md" and not any(
                 p.claude or p.dot_claude or p.local for p in probes)
             agents_too = s.agents_md_mode == "claude-md-and-agents-md"
+            self.agents_fallback = agents_fallback
             every = agents_fallback or agents_too
             prefixes, mode, done = self.prefixes, (agents_fallback, agents_too), 0
             if prefixes is not None:
@@ -780,8 +784,11 @@ class ClaudeCodeLoader:
                 self.add_file(d / "CLAUDE.md", M.NESTED_CLAUDE_MD, "Project", trigger, lazy=True)
                 self.add_file(d / ".claude" / "CLAUDE.md", M.NESTED_CLAUDE_MD, "Project", trigger, lazy=True)
                 self.add_file(d / "CLAUDE.local.md", M.NESTED_CLAUDE_MD, "Local", trigger, lazy=True)
+                # (the default mode attaches a nested AGENTS.md only in the fallback: no CLAUDE.md, .claude/CLAUDE.md
+                # or CLAUDE.local.md from the root to the start directory; spec A8)
                 if s.agents_md_mode == "claude-md-and-agents-md" or (
-                    s.agents_md_mode == "claude-md-or-agents-md" and not has_claude
+                    s.agents_md_mode == "claude-md-or-agents-md" and self.agents_fallback is not False
+                    and not has_claude
                 ):
                     self._add_agents(d / "AGENTS.md", M.NESTED_AGENTS_MD, trigger, True)
                 for r in self._rules_in(d / ".claude", d, "Project"):

@@ -66,7 +66,15 @@ _RECEIVERS = frozenset(
 )
 # Skill-relative bundle directories: CTX506 (skills family) checks those, and every link of a skill.
 _BUNDLE_DIRS = frozenset({"scripts", "references", "reference", "assets", "templates"})
-_PLACEHOLDER_STEMS = frozenset("foo bar baz qux quux example sample something whatever xxx yyy zzz".split())
+# Stems that stand for any name: placeholders, and the naming conventions of a style guide (`PascalCase.tsx`).
+_PLACEHOLDER_STEMS = frozenset("""foo bar baz qux quux example sample something whatever xxx yyy zzz pascalcase
+    camelcase kebab-case snake_case snakecase lowercase uppercase titlecase screaming_snake_case""".split())
+# `your-skill/`, `my_module.py`: a name the reader is to choose.
+_PLACEHOLDER_SEGMENT = re.compile(r"(?:your|my)[-_]", re.IGNORECASE)
+# Instruction-file kinds named without a directory ("check for a nearer `AGENTS.override.md`"): a kind of file
+# an agent looks for, not a reference to one.
+_INSTRUCTION_KINDS = frozenset(n.lower() for n in """CLAUDE.md CLAUDE.local.md AGENTS.md AGENTS.override.md
+    GEMINI.md .cursorrules .windsurfrules .clinerules copilot-instructions.md""".split())
 _EXTRA_SKIP_DIRS = frozenset({"dist", "build", "out", "target", "coverage", "node_modules", ".venv", "venv",
                               "__pycache__", ".next", ".turbo", ".cache", "tmp", ".tmp"})
 
@@ -625,8 +633,14 @@ def _shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
         return None  # versions: v1.2, 3.11
     if stem.lower() in _PLACEHOLDER_STEMS or any(s.lower() in _PLACEHOLDER_STEMS for s in real[:-1]):
         return None
+    if any(_PLACEHOLDER_SEGMENT.match(s) for s in real):
+        return None
     has_slash = "/" in t
+    if not has_slash and last.lower() in _INSTRUCTION_KINDS:
+        return None
     explicit_rel = segs[0] in (".", "..")
+    if explicit_rel and ext is None and kind == "code":
+        return None  # `../axiosConfig`: an import specifier, relative to the code file it is written in
     first = real[0]
     if has_slash and not explicit_rel and "." in first and not first.startswith("."):
         return None  # github.com/acme/x, v1.2/notes, docs.python.org/3
