@@ -682,7 +682,9 @@ _OUTPUT_ARG_RE = re.compile(r"(?:>>?|\s-o|--out(?:put)?(?:=|\s))\s*[\"']?$")
           "elsewhere in the skill directory, the quick fix points the reference at it. References are checked "
           "in markdown links, in code spans and code blocks (`scripts/...`, `references/...`, "
           "`${CLAUDE_SKILL_DIR}/...`) and as bare `scripts/x.py`-style paths; a path that exists relative to the "
-          "project instead is not reported.")
+          "project instead is not reported. A link that climbs out of the skill (`../../Cargo.toml`) is resolved "
+          "from the skill directory, as the model resolves it; when one `../` more or less finds the file, a quick "
+          "fix (not applied by --fix) says so.")
 def skill_missing_bundled_file(ws: Workspace):
     for fi in sources(ws, D.SKILL):
         if not _may_hold_refs(fi.text or "", False):
@@ -708,6 +710,12 @@ def skill_missing_bundled_file(ws: Workspace):
                 continue  # "write the report to `assets/report.md`": the file need not exist yet
             for col, text, target, skill_only in _refs_in_line(raw.rstrip("\r"), in_code):
                 rel = os.path.normpath(target)
+                if rel.startswith("..") and not skill_only:
+                    f = _climbing_ref(ws, fi, skill_dir, line_no, col, text, target)
+                    if f is not None and (line_no, rel) not in reported:
+                        reported.add((line_no, rel))
+                        yield f
+                    continue
                 if rel.startswith("..") or os.path.isabs(rel) or rel == ".":
                     continue
                 if (line_no, rel) in reported:
@@ -730,6 +738,28 @@ def skill_missing_bundled_file(ws: Workspace):
                 yield Finding("CTX506", "warning", fi.path, span,
                               f"The skill names `{rel}` but {ws.rel(skill_dir)}/{rel} does not exist{hint}; add the "
                               f"file to the skill or fix the path", fixes=fixes)
+
+
+def _climbing_ref(ws: Workspace, fi: FileInfo, skill_dir: Path, line: int, col: int, text: str,
+                  target: str) -> Finding | None:
+    """A reference that climbs out of the skill directory (`[Cargo.toml](../../Cargo.toml)`): it resolves from
+    the skill directory, as the model reading SKILL.md resolves it. Reported when that lands inside the
+    workspace on nothing; the fix takes one `../` more or less when that finds the file."""
+    dest = Path(os.path.normpath(skill_dir / target))
+    if not is_within(dest, ws.root) or ws.exists(dest):
+        return None
+    fixes = []
+    for other in ("../" + target, target[3:] if target.startswith("../") else None):
+        if other and is_within(Path(os.path.normpath(skill_dir / other)), ws.root) and \
+                ws.exists(Path(os.path.normpath(skill_dir / other))):
+            new = other + text[len(target):] if text.startswith(target) else other
+            fixes.append(Fix(f"Point the link at {other}", (Edit(fi.path, Span(line, col, line, col + len(text)),
+                                                                  new),), safe=False))
+            break
+    hint = f" ({fixes[0].title.split(' at ', 1)[1]} exists)" if fixes else ""
+    return Finding("CTX506", "warning", fi.path, Span(line, col, line, col + len(text)),
+                   f"The skill names `{target}`, which from {ws.rel(skill_dir)}/ is {ws.rel(dest)}: it does not "
+                   f"exist{hint}; fix the path (it is relative to the skill directory)", fixes=fixes)
 
 
 # What `_refs_in_line` needs to find anything: a link, or a path in a bundle directory or under
