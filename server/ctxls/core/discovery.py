@@ -75,8 +75,8 @@ def classify(rel_parts: tuple[str, ...]) -> str | None:
             return RULE
         if len(below) == 2 and below[0] == "skills" and name == "SKILL.md":
             return SKILL
-        if below == ("commands",) and name.endswith(".md"):
-            return COMMAND
+        if below[:1] == ("commands",) and name.endswith(".md"):
+            return COMMAND  # subdirectories too: `.claude/commands/gsd/plan.md` is the command `gsd:plan`
     return None
 
 

@@ -51,22 +51,57 @@ def skill_dirs(claude_dir: Path, fs: FileSystem) -> list[Path]:
 
 
 def command_files(claude_dir: Path, fs: FileSystem) -> list[Path]:
-    """`<claude_dir>/commands/*.md`, sorted; a symlinked `commands` directory or command file is followed (as in
-    `skill_dirs`)."""
+    """`<claude_dir>/commands/**/*.md`, sorted: a file in a subdirectory is a namespaced command (`gsd/plan.md`
+    is `/gsd:plan`, see `command_name`). A symlinked `commands` directory or command file is followed (as in
+    `skill_dirs`); a directory seen before on the way down (a link loop) is not entered again."""
     key = ("command_files", claude_dir)
     got = fs.memo.get(key)
     if got is None:
+        got = []
         root = claude_dir / "commands"
-        got = [root / n for n, kind in sorted(fs.listing(root).items()) if kind == "f" and n.endswith(".md")] \
-            if fs.is_dir(root) else []
+        if fs.is_dir(root):
+            stack = [(root, (fs.realpath(root),))]
+            while stack:
+                d, seen = stack.pop()
+                for n, kind in sorted(fs.listing(d).items(), reverse=True):
+                    p = d / n
+                    if kind == "f" and n.endswith(".md"):
+                        got.append(p)
+                    elif kind == "d" and len(seen) < _COMMAND_DEPTH and not n.startswith("."):
+                        real = fs.realpath(p)
+                        if real not in seen:
+                            stack.append((p, seen + (real,)))
+            got.sort(key=lambda p: p.as_posix())
         fs.memo[key] = got
     return got
+
+
+_COMMAND_DEPTH = 8
+"""Namespace levels under `commands/` followed at most."""
+
+
+def command_name(path: Path, claude_dir: Path | None = None) -> str:
+    """`<claude dir>/commands/gsd/plan.md` -> `gsd:plan`: the path below `commands/`, joined with `:`."""
+    parts = path.parts
+    base = None
+    if claude_dir is not None:
+        root = (claude_dir / "commands").parts
+        if parts[:len(root)] == root:
+            base = len(root)
+    if base is None:
+        for i in range(len(parts) - 2, 0, -1):
+            if parts[i] == "commands" and parts[i - 1] == ".claude":
+                base = i + 1
+                break
+    if base is None or base >= len(parts):
+        return path.stem
+    return ":".join(parts[base:-1] + (path.stem,))
 
 
 def parse_skill(path: Path, scope: str, fs: FileSystem, settings: Settings) -> SkillInfo:
     src = fs.read(path)
     is_command = scope == "command"
-    name = path.stem if is_command else path.parent.name
+    name = command_name(path, settings.claude_dir) if is_command else path.parent.name
     if not src.ok:
         return SkillInfo(name, path, scope, "", f"- {name}", listed=False, hidden_reason=f"unreadable: {src.error}")
     f = _skill_fields(src.text or "", name, is_command, settings.skill_desc_cap, settings.paths_md_root_only)
