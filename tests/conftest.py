@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -34,3 +35,29 @@ def workspace(tmp_path: Path) -> Path:
                                      'auto_memory_dir = "../home/mem"\ntoday = "2026-11-29"\n')
     (tmp_path / "home" / "mem").mkdir(parents=True)
     return dst
+
+
+def _run_with_timeout(fn, seconds: float = 60.0):
+    """Run ``fn`` in a daemon thread and return its value; fail instead of hanging (a FIFO opened for reading
+    blocks forever, a symlink loop followed would never end)."""
+    box: dict = {}
+
+    def target():
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the test thread
+            box["error"] = exc
+
+    t = threading.Thread(target=target, daemon=True)
+    t.start()
+    t.join(seconds)
+    assert not t.is_alive(), f"did not finish within {seconds}s"
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+@pytest.fixture()
+def with_timeout():
+    """`with_timeout(fn, seconds=60)`: ``fn()``, failing the test if it has not returned in time."""
+    return _run_with_timeout

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import builtins
 import os
-import threading
 from pathlib import Path
 
 
@@ -72,23 +71,6 @@ def _patch_fs_open(monkeypatch, hook):
     monkeypatch.setattr(fs_mod, "open", fake_open, raising=False)
 
 
-def _run_with_timeout(fn, seconds: float = 60.0):
-    """Run ``fn`` in a daemon thread; fail instead of hanging (a FIFO opened for reading blocks forever)."""
-    box: dict = {}
-
-    def target():
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the test thread
-            box["error"] = exc
-
-    t = threading.Thread(target=target, daemon=True)
-    t.start()
-    t.join(seconds)
-    assert not t.is_alive(), f"did not finish within {seconds}s (blocked opening a FIFO?)"
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
 
 
 # ---------------------------------------------------------------------------------------------- binary / encoding / size
@@ -211,18 +193,18 @@ def _rules_with_loops(ws: Path) -> tuple[Path, Path]:
     return a, b
 
 
-def test_load_session_loads_each_rule_once_through_symlink_loops(tmp_path, hermetic_settings):
+def test_load_session_loads_each_rule_once_through_symlink_loops(tmp_path, hermetic_settings, with_timeout):
     ws = tmp_path / "ws"
     a, b = _rules_with_loops(ws)
-    session = _run_with_timeout(lambda: load_session(ws, (), hermetic_settings(ws)))
+    session = with_timeout(lambda: load_session(ws, (), hermetic_settings(ws)))
     rule_sources = [os.path.realpath(x.source) for x in session.blocks if x.kind == M.RULE]
     assert sorted(rule_sources) == sorted([os.path.realpath(a), os.path.realpath(b)])
 
 
-def test_scan_workspace_finishes_with_symlink_loops(tmp_path, hermetic_settings):
+def test_scan_workspace_finishes_with_symlink_loops(tmp_path, hermetic_settings, with_timeout):
     ws = tmp_path / "ws"
     a, b = _rules_with_loops(ws)
-    idx = _run_with_timeout(lambda: scan_workspace(ws, hermetic_settings(ws)))
+    idx = with_timeout(lambda: scan_workspace(ws, hermetic_settings(ws)))
     reals = {os.path.realpath(s.path) for s in idx.by_kind(discovery_mod.RULE)}
     assert reals == {os.path.realpath(a), os.path.realpath(b)}
 
@@ -323,13 +305,13 @@ def test_skill_frontmatter_claude_code_reads_by_quoting_keeps_its_description(tm
 
 
 # ---------------------------------------------------------------------------------------------- imports
-def test_import_cycle_and_self_import_load_each_file_once(tmp_path, hermetic_settings):
+def test_import_cycle_and_self_import_load_each_file_once(tmp_path, hermetic_settings, with_timeout):
     ws = tmp_path / "ws"
     root = _write(ws / "CLAUDE.md", "Root.\n@a.md\n@me.md\n@CLAUDE.md\n")
     a = _write(ws / "a.md", "A imports B.\n@b.md\n")
     b = _write(ws / "b.md", "B imports A.\n@a.md\n")
     me = _write(ws / "me.md", "Imports itself.\n@me.md\n")
-    session = _run_with_timeout(lambda: load_session(ws, (), hermetic_settings(ws)))
+    session = with_timeout(lambda: load_session(ws, (), hermetic_settings(ws)))
     loaded = [x.source for x in session.blocks if x.source is not None]
     assert loaded == [root, a, b, me]
     cycle_skips = [s for s in session.skipped if "cycle" in s.reason]
@@ -363,10 +345,10 @@ def _hostile_tree(ws: Path) -> dict[str, Path]:
     return p
 
 
-def test_compute_budget_over_a_hostile_tree_returns_a_report(tmp_path, hermetic_settings):
+def test_compute_budget_over_a_hostile_tree_returns_a_report(tmp_path, hermetic_settings, with_timeout):
     ws = tmp_path / "ws"
     p = _hostile_tree(ws)
-    rep = _run_with_timeout(lambda: compute_budget(ws, hermetic_settings(ws)))
+    rep = with_timeout(lambda: compute_budget(ws, hermetic_settings(ws)))
     assert rep.root_cost.dir == ws
     assert len(rep.dirs) == len(rep.index.dirs)
     assert rep.dirs == sorted(rep.dirs, key=lambda c: (-c.startup_tokens, c.dir.as_posix()))
@@ -377,12 +359,12 @@ def test_compute_budget_over_a_hostile_tree_returns_a_report(tmp_path, hermetic_
     assert len(rep.policy) == 3
 
 
-def test_load_session_touching_every_hostile_file_does_not_raise(tmp_path, hermetic_settings):
+def test_load_session_touching_every_hostile_file_does_not_raise(tmp_path, hermetic_settings, with_timeout):
     ws = tmp_path / "ws"
     _hostile_tree(ws)
     touched = [ws / d / "CLAUDE.md" for d in ("bin", "utf8", "big", "eloop", "dangling", "dirmd", "cycle")]
     touched.append(ws / "fifo" / "CLAUDE.md")
-    session = _run_with_timeout(lambda: load_session(ws, touched, hermetic_settings(ws)))
+    session = with_timeout(lambda: load_session(ws, touched, hermetic_settings(ws)))
     read_skips = {s.source for s in session.skipped if s.kind == M.READ}
     # every touched file that cannot be shown as a Read result is accounted for
     for t in touched:

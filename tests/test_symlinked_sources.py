@@ -12,7 +12,6 @@ committed (relative, benign) links; the loops here are made at run time so no fi
 from __future__ import annotations
 
 import os
-import threading
 import time
 from pathlib import Path
 
@@ -66,22 +65,6 @@ def _findings(res, root: Path) -> list[tuple[str, str, int]]:
     return sorted((f.code, f.path.relative_to(root).as_posix(), f.line) for f in res.findings)
 
 
-def _timeout(fn, seconds: float = 60.0):
-    box: dict = {}
-
-    def target():
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the test thread
-            box["error"] = exc
-
-    t = threading.Thread(target=target, daemon=True)
-    t.start()
-    t.join(seconds)
-    assert not t.is_alive(), f"did not finish within {seconds}s"
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
 
 
 # ------------------------------------------------------------------------------------------ layout (a)
@@ -238,9 +221,9 @@ def _loopy_tree(tmp_path: Path) -> Path:
     return root
 
 
-def test_symlink_loops_terminate_without_errors_or_duplicates(tmp_path: Path) -> None:
+def test_symlink_loops_terminate_without_errors_or_duplicates(tmp_path: Path, with_timeout) -> None:
     root = _loopy_tree(tmp_path)
-    idx = _timeout(lambda: D.scan_workspace(root, _settings(tmp_path)))
+    idx = with_timeout(lambda: D.scan_workspace(root, _settings(tmp_path)))
     assert _sources(idx, D.RULE) == [".claude/rules/a.md", ".claude/rules/ext/c.md", ".claude/rules/sub/b.md"]
     assert _sources(idx, D.SKILL) == [".claude/skills/ok/SKILL.md"]
     reals = [os.path.realpath(s.path) for s in idx.sources]
@@ -250,15 +233,15 @@ def test_symlink_loops_terminate_without_errors_or_duplicates(tmp_path: Path) ->
             ".claude/rules/ext/back", ".claude/rules/ext/twice"} <= cycles
     assert len(idx.dirs) == len(set(idx.dirs)) < 50
 
-    session = _timeout(lambda: load_session(root / "pkg", [root / "CLAUDE.md"], _settings(tmp_path)))
+    session = with_timeout(lambda: load_session(root / "pkg", [root / "CLAUDE.md"], _settings(tmp_path)))
     rules = sorted(b.source.relative_to(root).as_posix() for b in session.blocks if b.kind == M.RULE)
     assert rules == [".claude/rules/a.md", ".claude/rules/ext/c.md", ".claude/rules/sub/b.md"]
     assert [s.name for s in session.skills.skills if s.listed] == ["ok"]
 
-    _, res = _timeout(lambda: _check(root, tmp_path))
+    _, res = with_timeout(lambda: _check(root, tmp_path))
     seen = [(f.code, f.path, f.line, f.message) for f in res.findings]
     assert len(seen) == len(set(seen))
-    rep = _timeout(lambda: compute_budget(root, _settings(tmp_path)))
+    rep = with_timeout(lambda: compute_budget(root, _settings(tmp_path)))
     assert rep.root_session is not None
 
 

@@ -143,6 +143,18 @@ def scan_workspace(
     linked: set[Path] = set()
     """Sources reached through a symlink (a followed directory, or the file itself is one)."""
     linked_dirs = 0
+
+    def take_linked(path: str) -> bool:
+        """Count one more directory entered through a symlink; False past the bound (said once)."""
+        nonlocal linked_dirs
+        if linked_dirs >= MAX_LINKED_DIRS:
+            if linked_dirs == MAX_LINKED_DIRS:
+                idx.skipped.append((Path(path), _too_many_linked()))
+                linked_dirs += 1
+            return False
+        linked_dirs += 1
+        return True
+
     while stack:
         d, parts, chain = stack.pop()
         try:
@@ -169,38 +181,27 @@ def scan_workspace(
                     is_dir = e.is_dir(follow_symlinks=False)
                 except OSError:
                     continue
+                link_dir = False  # a symlink to a directory that Claude Code follows
                 if not is_dir and (in_claude or name == ".claude") and e.is_symlink() and follows_link(parts, name):
                     try:
-                        is_dir = e.is_dir()  # the target
+                        link_dir = e.is_dir()  # the target
                     except OSError:
-                        is_dir = False
-                    if is_dir:
-                        if name in SKIP_DIRS:
-                            continue
-                        sub = parts + (name,)
-                        if ignore is not None and ignore.ignored(sub, True):
-                            continue
-                        if linked_dirs >= MAX_LINKED_DIRS:
-                            if linked_dirs == MAX_LINKED_DIRS:
-                                idx.skipped.append((Path(e.path), _too_many_linked()))
-                                linked_dirs += 1
-                            continue
-                        if here is None:
-                            here = chain if chain is not None else (_realpath(d),)
-                        real = _realpath(e.path)
-                        hit = _cycle(real, here)
-                        if hit is not None:
-                            idx.skipped.append((Path(e.path), f"symlink cycle: points to {real}, a directory "
-                                                              f"on the way down; not followed"))
-                            continue
-                        linked_dirs += 1
-                        subdirs.append((Path(e.path), sub, here + (real,)))
-                        continue
-                if is_dir:
+                        link_dir = False
+                if is_dir or link_dir:
                     if name in SKIP_DIRS:
                         continue
                     sub = parts + (name,)
                     if ignore is not None and ignore.ignored(sub, True):
+                        continue
+                    if link_dir:
+                        if here is None:
+                            here = chain if chain is not None else (_realpath(d),)
+                        real = _realpath(e.path)
+                        if _cycle(real, here) is not None:
+                            idx.skipped.append((Path(e.path), f"symlink cycle: points to {real}, a directory "
+                                                              f"on the way down; not followed"))
+                        elif take_linked(e.path):
+                            subdirs.append((Path(e.path), sub, here + (real,)))
                         continue
                     if chain is None:
                         subdirs.append((Path(e.path), sub, None))
@@ -210,13 +211,8 @@ def scan_workspace(
                             idx.skipped.append((Path(e.path), f"symlink cycle: {real} was entered on the way "
                                                               f"down; not followed"))
                             continue
-                        # every directory reached through a link counts: a link may point at a huge tree
-                        if linked_dirs >= MAX_LINKED_DIRS:
-                            if linked_dirs == MAX_LINKED_DIRS:
-                                idx.skipped.append((Path(e.path), _too_many_linked()))
-                                linked_dirs += 1
+                        if not take_linked(e.path):  # every directory below a link counts: it may be a huge tree
                             continue
-                        linked_dirs += 1
                         subdirs.append((Path(e.path), sub, chain + (real,)))
                     continue
                 idx.file_count += 1
