@@ -167,7 +167,12 @@ def _settings(args, root: Path):
         changes["model"] = args.model
     if args.ceiling is not None:
         changes["ceiling"] = Path(os.path.abspath(args.ceiling))
-    return settings.replace(**changes)
+    from .core.config import apply_agent_settings
+
+    settings, problems = apply_agent_settings(settings.replace(**changes), root)  # (after --home: user settings)
+    for p in problems:
+        print(f"ctxls: {p}", file=sys.stderr)
+    return settings
 
 
 class _Usage(Exception):

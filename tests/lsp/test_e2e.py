@@ -326,6 +326,16 @@ async def test_editing_the_config_file_applies_it(client: LanguageClient) -> Non
     await diagnostics_for(client, root / "CLAUDE.md", until=lambda ds: "CTX301" not in codes(ds) and ds)
 
 
+async def test_claude_codes_project_settings_apply(client: LanguageClient) -> None:
+    """`claudeMdExcludes` in `.claude/settings.json` (spec A6): billing/CLAUDE.md no longer loads with the root
+    file, so its copy of a root rule is no longer a duplicate in any session."""
+    root = client.root
+    billing = root / "services" / "billing" / "CLAUDE.md"
+    await diagnostics_for(client, billing, until=lambda ds: "CTX201" in codes(ds))
+    (root / ".claude" / "settings.json").write_text('{"claudeMdExcludes": ["**/services/billing/CLAUDE.md"]}\n')
+    await diagnostics_for(client, billing, until=lambda ds: "CTX201" not in codes(ds))
+
+
 async def _settled_status(client: LanguageClient) -> dict:
     """ctxls.status once two reads a quarter of a second apart agree (the watcher has nothing pending)."""
     before = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from pathlib import Path
@@ -68,6 +69,68 @@ def settings_for(root: Path, base: Settings | None = None) -> tuple[Settings, li
     settings, problems = Settings.from_mapping(flat, base)
     where = f"{source}: " if source else ""
     return settings, errors + [where + p for p in problems]
+
+
+# Claude Code's own settings files, highest precedence first (managed > local project > shared project > user).
+AGENT_SETTINGS = ("managed", "local", "project", "user")
+
+
+def agent_settings_files(root: Path, settings: Settings) -> dict[str, Path]:
+    """Where Claude Code reads the settings that change what loads, for a project at ``root``."""
+    return {"managed": settings.managed_dir / "managed-settings.json",
+            "local": root / ".claude" / "settings.local.json",
+            "project": root / ".claude" / "settings.json",
+            "user": settings.claude_dir / "settings.json"}
+
+
+def apply_agent_settings(settings: Settings, root: Path) -> tuple[Settings, list[str]]:
+    """``settings`` with what Claude Code's own settings files say about loading (spec A6, A7):
+    `claudeMdExcludes` of every file joins `claude_md_excludes`; `autoMemoryEnabled: false` (the most important
+    file that sets it decides) turns auto memory off; `autoMemoryDirectory` applies when ctxls sets no
+    directory of its own. Unreadable or malformed files are problems, never errors."""
+    problems: list[str] = []
+    excludes = list(settings.claude_md_excludes)
+    enabled: bool | None = None
+    memory_dir: str | None = None
+    for scope in AGENT_SETTINGS:
+        path = agent_settings_files(root, settings)[scope]
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(f"{path}: cannot read ({exc}); ignored")
+            continue
+        try:
+            data = json.loads(raw)
+        except ValueError as exc:
+            problems.append(f"{path}: not valid JSON ({exc}); ignored")
+            continue
+        if not isinstance(data, dict):
+            continue
+        got = data.get("claudeMdExcludes")
+        if got is not None:
+            if isinstance(got, list) and all(isinstance(g, str) for g in got):
+                excludes += [g for g in got if g not in excludes]
+            else:
+                problems.append(f"{path}: claudeMdExcludes must be a list of globs; ignored")
+        if enabled is None and isinstance(data.get("autoMemoryEnabled"), bool):
+            enabled = data["autoMemoryEnabled"]
+        if memory_dir is None and isinstance(data.get("autoMemoryDirectory"), str) and data["autoMemoryDirectory"]:
+            memory_dir = data["autoMemoryDirectory"]
+    changes: dict = {}
+    if tuple(excludes) != settings.claude_md_excludes:
+        changes["claude_md_excludes"] = tuple(excludes)
+    if enabled is False and settings.auto_memory_enabled:
+        changes["auto_memory_enabled"] = False
+    if memory_dir is not None and settings.auto_memory_dir is None:
+        if memory_dir.startswith("~/") or memory_dir == "~":
+            changes["auto_memory_dir"] = settings.home / memory_dir[2:]
+        elif os.path.isabs(memory_dir):
+            changes["auto_memory_dir"] = Path(memory_dir)
+        else:
+            problems.append(f"autoMemoryDirectory must be absolute or start with ~/: {memory_dir!r}; ignored")
+    return (settings.replace(**changes) if changes else settings), problems
 
 
 def check_config_for(root: Path):

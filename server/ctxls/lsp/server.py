@@ -100,7 +100,7 @@ class CtxlsServer(LanguageServer):
     # ------------------------------------------------------------------ configuration
     def build_settings(self, raw: dict[str, Any]) -> tuple[Settings, CheckConfig, list[str]]:
         """Defaults < .ctxls.toml < initializationOptions < workspace/configuration (section `ctxls`)."""
-        from ..core.config import check_config_for, settings_for
+        from ..core.config import apply_agent_settings, check_config_for, settings_for
 
         assert self.root is not None
         settings, problems = settings_for(self.root)
@@ -111,6 +111,8 @@ class CtxlsServer(LanguageServer):
             flat["home"] = str(self.home_override)
         settings, errs = Settings.from_mapping(flat, settings)
         problems += [f"ctxls settings: {e}" for e in errs]
+        settings, errs = apply_agent_settings(settings, self.root)
+        problems += errs
         check = raw.get("check")
         if isinstance(check, dict):
             import dataclasses
@@ -125,8 +127,12 @@ class CtxlsServer(LanguageServer):
         return settings, config, problems
 
     def config_changed(self, path: Path) -> bool:
-        """Re-read the configuration when the workspace's `.ctxls.toml` or `pyproject.toml` changed on disk."""
-        if self.root is None or path.parent != self.root or path.name not in (".ctxls.toml", "pyproject.toml"):
+        """Re-read the configuration when the workspace's `.ctxls.toml` or `pyproject.toml`, or Claude Code's
+        project settings (`.claude/settings.json`, `.claude/settings.local.json`), changed on disk."""
+        if self.root is None:
+            return False
+        if not ((path.parent == self.root and path.name in (".ctxls.toml", "pyproject.toml")) or
+                (path.parent == self.root / ".claude" and path.name in ("settings.json", "settings.local.json"))):
             return False
         self.apply_configuration()
         return True
