@@ -245,3 +245,14 @@ def test_shared_skill_listings_do_not_share_skill_objects(tmp_path: Path) -> Non
     fresh_below = load_session(repo / "sub", (), settings, root=repo)
     assert below.skills == fresh_below.skills
     assert [(b.text, b.cut, b.tokens) for b in below.blocks] == [(b.text, b.cut, b.tokens) for b in fresh_below.blocks]
+
+
+def test_code_notes_group_by_name_without_closing_punctuation() -> None:
+    from ctxls.core.loader import code_notes
+    from ctxls.core.markdown import prepare
+
+    text = "# T\nInline `// @ts-expect-error` here.\n```bash\npnpm --filter @acme/web dev\npnpm --filter @acme/web build\n" \
+           "pnpm --filter @acme/web test\n```\n"
+    notes = code_notes(prepare(text).skipped_imports)
+    assert notes == ["@ts-expect-error on line 2 is inside code or a comment: not imported",
+                     "@acme/web on lines 4, 5 and 6 is inside code or a comment: not imported"]

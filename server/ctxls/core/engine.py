@@ -23,7 +23,7 @@ from . import model as M
 from .check import CheckConfig, Workspace, order_key, report_order, run_checks, run_rule, same_items
 from .findings import Finding
 from .fs import FileSystem, SourceText
-from .loader import LABELS, code_note, load_session, render_file, resolve_import
+from .loader import LABELS, code_notes, load_session, render_file, resolve_import
 from .markdown import Prepared, prepare
 from .model import Session
 from .settings import Settings
@@ -311,10 +311,11 @@ class Engine:
                     return False  # the block is not what that version renders to
                 notes = b.notes
                 if new.skipped_imports != old.skipped_imports:
-                    k = len(b.notes) - len(old.skipped_imports)
-                    if k < 0 or b.notes[k:] != [code_note(r) for r in old.skipped_imports]:
+                    old_notes = code_notes(old.skipped_imports)
+                    k = len(b.notes) - len(old_notes)
+                    if k < 0 or b.notes[k:] != old_notes:
                         return False
-                    notes = b.notes[:k] + [code_note(r) for r in new.skipped_imports]
+                    notes = b.notes[:k] + code_notes(new.skipped_imports)
                 if moved:
                     trigger = "import:" + (s.display_source(b.source) or str(b.source))
                     for j, k in enumerate(s.skipped):

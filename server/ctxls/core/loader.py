@@ -247,9 +247,18 @@ EXTERNAL_IMPORT_NOTE = "external import (outside the start directory): loads onl
 _CODE_NOTE_END = " is inside code or a comment: not imported"
 
 
-def code_note(ref: ImportRef) -> str:
-    """A file block's note about an `@` that does not import (these come last among a block's notes)."""
-    return f"@{ref.raw} on line {ref.line}{_CODE_NOTE_END}"
+def code_notes(refs: Sequence[ImportRef]) -> list[str]:
+    """A file block's notes about `@` mentions that do not import (these come last among a block's notes): one
+    per name, with every line it is on (a fenced script naming `@acme/web` five times is one note), the name
+    without the punctuation that closes its code span or sentence."""
+    lines: dict[str, list[int]] = {}
+    for ref in refs:
+        lines.setdefault(ref.raw.rstrip("`'\",.;:)]") or ref.raw, []).append(ref.line)
+    out = []
+    for name, ns in lines.items():
+        where = f"line {ns[0]}" if len(ns) == 1 else f"lines {', '.join(map(str, ns[:-1]))} and {ns[-1]}"
+        out.append(f"@{name} on {where}{_CODE_NOTE_END}")
+    return out
 
 
 def _external_for(b: Block, start: Path) -> bool | None:
@@ -365,7 +374,7 @@ class ClaudeCodeLoader:
             blk.cut = "; ".join(prep.removed) + " stripped"
         if note:
             blk.notes.append(note)
-        blk.notes.extend(code_note(ref) for ref in prep.skipped_imports)  # last: patching relies on it
+        blk.notes.extend(code_notes(prep.skipped_imports))  # last: patching relies on it
         self.blocks.append(blk)
         self._imports(path, prep, tier, depth, lazy)
         return True
