@@ -72,3 +72,10 @@ def test_context_shows_a_file_excluded_by_project_settings(tmp_path: Path) -> No
     data = json.loads(proc.stdout)
     assert not any((b.get("source") or "").endswith("old/CLAUDE.md") for b in data["blocks"])
     assert any(s["reason"] == "excluded by claudeMdExcludes" for s in data["skipped"])
+
+
+def test_an_empty_settings_file_sets_nothing_and_says_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    _json(root / ".claude" / "settings.json", "")
+    _json(root / ".claude" / "settings.local.json", "  \n")
+    assert apply_agent_settings(_settings(tmp_path), root) == (_settings(tmp_path), [])

@@ -162,3 +162,17 @@ def _index_cases():
 
 
 CASES_BY_CODE, CLEAN_BY_CODE = _index_cases()
+
+
+def test_whole_line_spans_end_before_a_crlf(tmp_path) -> None:
+    """A finding on a whole line ends at the line's last character, not on the `\r` of a CRLF line end."""
+    from ctxls.core.settings import Settings
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    lines = [f"- Keep helper {i} small and typed." for i in range(230)]
+    (repo / "CLAUDE.md").write_bytes(("\r\n".join(["# T"] + lines) + "\r\n").encode())
+    ws = Workspace(repo, Settings(home=tmp_path / "home", managed_dir=tmp_path / "m", ceiling=tmp_path),
+                   CheckConfig(select=frozenset({"CTX104"})))
+    [f] = run_checks(ws).findings
+    assert f.span.end_col == len(lines[199])

@@ -78,3 +78,13 @@ def test_quote_problem_values_leaves_nested_and_clean_lines() -> None:
     assert quote_problem_values(raw) == 'a: plain\nlist:\n  - *alias\n  key: v: w\nb: "*x"'
     fm, _ = split_frontmatter(f"---\n{raw}\n---\n")  # the indented lines are not retried: still broken
     assert fm.data is None and fm.error and fm.strict_error is None
+
+
+@pytest.mark.parametrize("sep", ["\u2028", "\x0c", "\x85", "\x1e", "\x0b"])
+def test_lines_split_at_newlines_only(sep: str) -> None:
+    """U+2028, form feeds and other separators `str.splitlines` breaks at are characters inside a line for Claude
+    Code and editors: an import after one is on the line every other line number says."""
+    text = f"# Title\nSome text with a separator{sep}here.\n@missing.md\nSee `nope/file.md`.\n"
+    prep = prepare(text)
+    assert [r.line for r in prep.imports] == [3]
+    assert sep in prep.content and prep.last_line == 4

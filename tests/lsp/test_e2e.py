@@ -46,6 +46,8 @@ async def client(request, lsp_client: LanguageClient, workspace: Path):
     # pull is offered only to clients that can also be asked to pull again
     assert (result.capabilities.diagnostic_provider is not None) == (request.param == "neovim-pull")
     lsp_client.root = workspace
+    enc = result.capabilities.position_encoding or "utf-16"
+    lsp_client.encoding = getattr(enc, "value", enc)
     yield
     await lsp_client.shutdown_session()
 
@@ -87,6 +89,29 @@ async def test_diagnostics_appear_and_clear(client: LanguageClient) -> None:
         text_document=T.VersionedTextDocumentIdentifier(uri=claude.as_uri(), version=2),
         content_changes=[T.TextDocumentContentChangeWholeDocument(text=fixed)]))
     await diagnostics_for(client, claude, until=lambda ds: "CTX301" not in codes(ds))
+
+
+async def test_ranges_follow_a_buffer_that_turns_ascii_again(client: LanguageClient) -> None:
+    """The same findings over a different text are republished when the columns in the client's encoding moved:
+    an emoji before a finding, then replaced by one ASCII letter (the code-point spans stay the same, the UTF-16
+    and UTF-8 columns do not). Found by validating the server on real workspaces."""
+    claude = client.root / "CLAUDE.md"
+    text = claude.read_text()
+    uri = claude.as_uri()
+
+    def start(ds) -> int | None:
+        d = next((d for d in ds if d.code == "CTX301"), None)
+        return d.range.start.character if d is not None else None
+
+    await diagnostics_for(client, claude, until=lambda ds: start(ds) == 4)  # "See @docs/missing.md"
+    client.text_document_did_open(T.DidOpenTextDocumentParams(T.TextDocumentItem(
+        uri=uri, language_id="markdown", version=1, text=text)))
+    units = {"utf-8": 4, "utf-32": 1}.get(client.encoding, 2)  # 🎉 in the negotiated encoding
+    for version, (prefix, col) in enumerate((("\U0001f389 ", 4 + units + 1), ("x ", 6)), start=2):
+        client.text_document_did_change(T.DidChangeTextDocumentParams(
+            text_document=T.VersionedTextDocumentIdentifier(uri=uri, version=version),
+            content_changes=[T.TextDocumentContentChangeWholeDocument(text=text.replace("See @", prefix + "See @"))]))
+        await diagnostics_for(client, claude, until=lambda ds, col=col: start(ds) == col)
 
 
 async def test_hover_on_a_deep_source_file(client: LanguageClient) -> None:

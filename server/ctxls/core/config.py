@@ -101,6 +101,8 @@ def apply_agent_settings(settings: Settings, root: Path) -> tuple[Settings, list
         except (OSError, UnicodeDecodeError) as exc:
             problems.append(f"{path}: cannot read ({exc}); ignored")
             continue
+        if not raw.strip():
+            continue  # an empty settings file sets nothing
         try:
             data = json.loads(raw)
         except ValueError as exc:

@@ -21,12 +21,17 @@ class Span(NamedTuple):
 
     @classmethod
     def line(cls, line: int, text: str | None = None) -> "Span":
-        """The whole of 0-based ``line`` (``text`` = that line's text, for the end column)."""
-        return cls(line, 0, line, len(text) if text is not None else 0)
+        """The whole of 0-based ``line`` (``text`` = that line's text, for the end column; the `\r` of a CRLF
+        line end is not part of the line)."""
+        return cls(line, 0, line, _width(text) if text is not None else 0)
 
     @classmethod
     def lines(cls, first: int, last: int, last_text: str = "") -> "Span":
-        return cls(first, 0, last, len(last_text))
+        return cls(first, 0, last, _width(last_text))
+
+
+def _width(text: str) -> int:
+    return len(text) - 1 if text.endswith("\r") else len(text)
 
 
 @dataclass(frozen=True)

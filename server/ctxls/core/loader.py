@@ -22,7 +22,7 @@ from . import model as M
 from .discovery import rule_files
 from .fs import FileSystem
 from .globs import PathGlobs, parse_paths
-from .markdown import ImportRef, Prepared, prepare
+from .markdown import ImportRef, Prepared, line_count, prepare, split_lines
 from .model import Block, Session, SkillInfo, SkillListing, Skipped
 from .settings import Settings
 from .skills import build_listing, command_files, parse_skill, render_listing, skill_dirs
@@ -648,7 +648,7 @@ class ClaudeCodeLoader:
             return None
         content = prep.content
         if cut is not None:
-            total_lines = len(text.splitlines())
+            total_lines = line_count(text)
             content += MEMORY_WARNING.format(lines=total_lines, kb=len(text.encode()) / 1000)
         rendered = f"Contents of {path} ({LABELS['AutoMem']}):\n\n{content}\n\n"
         return rendered, (prep.first_line, prep.last_line), cut, self.counter.count(rendered)
@@ -836,7 +836,8 @@ class ClaudeCodeLoader:
         if not src.ok:
             self._skip(target, f"cannot be read: {src.error}", trigger, M.READ)
             return
-        lines = (src.text or "").splitlines()
+        text = src.text or ""
+        lines = split_lines(text)[: line_count(text)]
         shown = lines[: self.settings.read_max_lines]
         body = "\n".join(f"{i:>6}\t{line[:2000]}" for i, line in enumerate(shown, 1))
         blk = Block(M.READ, trigger, body, source=target, lines=(1, len(shown)) if shown else None, startup=False)

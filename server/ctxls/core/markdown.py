@@ -230,13 +230,31 @@ class Prepared:
     """Human notes on what preprocessing removed (frontmatter, comments)."""
 
 
+def split_lines(text: str) -> list[str]:
+    """Lines as Claude Code, editors and every line number of ctxls count them: split at `\n` only, a `\r`
+    before it dropped. (`str.splitlines` also breaks at U+2028, form feeds and other separators, which would
+    shift every line after one.)"""
+    lines = text.split("\n")
+    if "\r" in text:
+        lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+    return lines
+
+
+def line_count(text: str) -> int:
+    """Lines of ``text`` as `split_lines` counts them, a final newline ending the last line rather than starting
+    an empty one."""
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
 @lru_cache(maxsize=4096)
 def prepare(text: str) -> Prepared:
     """Preprocess a file's text (cached by content: the loader asks for the same files many times)."""
     fm, body = split_frontmatter(text)
     offset = fm.end_line
     st = structure(body)
-    lines = body.splitlines()
+    lines = split_lines(body)
     removed: list[str] = []
     if fm.present:
         removed.append(f"frontmatter (lines 1-{fm.end_line})")
@@ -293,7 +311,7 @@ def _mask(line: str) -> str:
 def first_paragraph(body: str) -> str:
     """First paragraph of a markdown body (the skill description fallback, spec B2)."""
     para: list[str] = []
-    for line in body.splitlines():
+    for line in split_lines(body):
         s = line.strip()
         if not s:
             if para:

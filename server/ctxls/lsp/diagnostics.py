@@ -280,7 +280,9 @@ def plan_publish(ls: CtxlsServer, engine) -> PublishPlan:
         prev = published.get(uri)
         text = fs.read(path).text
         if prev is not None and same_findings(prev.findings, findings):
-            if prev.text is text or (text is not None and text.isascii()):
+            # (ASCII on both sides: the published ranges are the same in any encoding, and still right)
+            if prev.text is text or (text is not None and text.isascii() and prev.text is not None
+                                     and prev.text.isascii()):
                 if prev.findings is not findings or prev.text is not text:
                     plan.updates[uri] = Published(findings, text)  # compared by identity next time
                 continue

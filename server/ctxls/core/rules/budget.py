@@ -10,6 +10,7 @@ from .. import model as M
 from ..check import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Related, Span
 from ..loader import cut_memory
+from ..markdown import line_count
 from . import rule
 
 ALWAYS_KINDS = (D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD, D.RULE)
@@ -128,7 +129,7 @@ def large_file(ws: Workspace):
 def too_many_lines(ws: Workspace):
     limit = ws.config.max_lines
     for fi in ws.files(D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD):
-        n = len((fi.text or "").splitlines())
+        n = line_count(fi.text or "")
         if n > limit:
             yield Finding("CTX104", "info", fi.path, Span.line(limit, fi.lines[limit]),
                           f"{n} lines is past the recommended {limit}: move the sections below into skills or "
@@ -150,7 +151,7 @@ def memory_past_cutoff(ws: Workspace):
         if cut is None:
             continue
         first_hidden = head.count("\n") + 1
-        total = len(text.splitlines())
+        total = line_count(text)
         hidden = total - first_hidden
         if hidden <= 0:
             continue

@@ -46,7 +46,7 @@ from .. import discovery as D
 from ..loader import is_within
 from ..check import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
-from ..markdown import Structure, find_imports, split_frontmatter, structure
+from ..markdown import Structure, find_imports, split_frontmatter, split_lines, structure
 from . import rule
 
 # Extensions a slash-less name must carry to be taken for a file name ("web.py", "README.md").
@@ -682,7 +682,7 @@ _FindImports = Callable[[str, Structure, int], "set[tuple[int, int]]"]
 def _import_cols(body: str, st: Structure, offset: int) -> set[tuple[int, int]]:
     """(0-based line, column of the `@`) of the imports of a file (live or in code): what `prepare()` finds,
     from the structure `_extract` has at hand (preparing the whole file costs several times more)."""
-    live, dead = find_imports(body.splitlines(), st, offset)
+    live, dead = find_imports(split_lines(body), st, offset)
     return {(r.line - 1, r.col) for r in live + dead}
 
 
