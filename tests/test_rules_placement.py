@@ -221,3 +221,19 @@ def test_stressed(title: str, stressed: bool) -> None:
     from ctxls.core.rules.placement import _stressed
 
     assert _stressed(title) is stressed
+
+
+def test_moved_sections_keep_their_relative_links(tmp_path: Path) -> None:
+    """Extracting a section of frontend/CLAUDE.md into .claude/skills/<slug>/ rewrites its relative links to name
+    the same files from there (a real repository's extracted section linked `../.claude/docs/x.md`, broken from
+    the skill); URLs, anchors and links in code stay as written."""
+    from ctxls.core.rules.placement import rebase_links
+
+    src, dest = tmp_path / "frontend", tmp_path / ".claude" / "skills" / "t"
+    text = ("See [grid](../.claude/docs/GRID.md#tests), ![logo](img/logo.png \"Logo\") and [dir](docs/).\n"
+            "Also [web](https://x.dev/a), [top](#top), `[code](a.md)` and [abs](/etc/x).\n```\n[fenced](a.md)\n```\n")
+    assert rebase_links(text, src, dest) == (
+        "See [grid](../../docs/GRID.md#tests), ![logo](../../../frontend/img/logo.png \"Logo\") and "
+        "[dir](../../../frontend/docs/).\n"
+        "Also [web](https://x.dev/a), [top](#top), `[code](a.md)` and [abs](/etc/x).\n```\n[fenced](a.md)\n```\n")
+    assert rebase_links(text, src, src) == text

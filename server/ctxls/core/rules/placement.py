@@ -7,6 +7,7 @@ headings inside code fences and HTML comments.
 from __future__ import annotations
 
 import json
+import os
 import math
 import re
 from functools import lru_cache
@@ -447,7 +448,8 @@ def _section_finding(ws: Workspace, fi: FileInfo, doc: _Doc, sec: _Section, task
             used_slugs.add(slug)
             scope = "this repository" if owner == ws.root else f"`{ws.rel(owner)}`"
             desc = f"{title} instructions for {scope}. Use when {task.activity}."
-            skill = f"---\nname: {slug}\ndescription: {json.dumps(desc, ensure_ascii=False)}\n---\n\n{body}\n"
+            moved = rebase_links(body, fi.path.parent, skill_dir)
+            skill = f"---\nname: {slug}\ndescription: {json.dumps(desc, ensure_ascii=False)}\n---\n\n{moved}\n"
             fixes.append(Fix(f"Extract into the skill `.claude/skills/{slug}/SKILL.md`",
                              (Edit(skill_dir / "SKILL.md", None, skill, create=True), Edit(fi.path, delete, "")),
                              safe=True))
@@ -455,12 +457,51 @@ def _section_finding(ws: Workspace, fi: FileInfo, doc: _Doc, sec: _Section, task
         target = _subdirectory_of(ws, fi, doc, sec)
         if target is not None:
             dest = target / "CLAUDE.md"
-            fixes.append(Fix(f"Move into `{ws.rel(dest)}`", (_append(ws, dest, body), Edit(fi.path, delete, "")),
+            fixes.append(Fix(f"Move into `{ws.rel(dest)}`",
+                             (_append(ws, dest, rebase_links(body, fi.path.parent, target)), Edit(fi.path, delete, "")),
                              safe=False))
             if ws.fs.exists(dest):
                 related.append(Related(dest, Span(0, 0, 0, 0), "the subdirectory CLAUDE.md this section is about"))
             data["subdirectory"] = ws.rel(target)
     return Finding("CTX602", "info", fi.path, span, msg, related=related, fixes=fixes, data=data)
+
+
+_MD_LINK = re.compile(r"(!?\[[^\]\n]*\]\()(<[^>\n]*>|[^)\s]+)((?:\s+\"[^\"\n]*\")?\))")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def rebase_links(text: str, src_dir: Path, dest_dir: Path) -> str:
+    """``text`` moved from a file in ``src_dir`` to one in ``dest_dir``: relative markdown link targets rewritten
+    to name the same files from the new place (`[guide](../docs/x.md)`). URLs, anchors, absolute paths and
+    links in code are left alone."""
+    if src_dir == dest_dir or "](" not in text:
+        return text
+    st = structure(text)
+    hidden = st.code_lines | st.comment_lines
+    out = []
+    for i, line in enumerate(text.split("\n")):
+        if i not in hidden and "](" in line:
+            line = _MD_LINK.sub(lambda m: _rebased(m, src_dir, dest_dir, line), line)
+        out.append(line)
+    return "\n".join(out)
+
+
+def _rebased(m: re.Match, src_dir: Path, dest_dir: Path, line: str) -> str:
+    target = m.group(2)
+    bracketed = target.startswith("<")
+    raw = target[1:-1] if bracketed else target
+    if not raw or raw.startswith(("#", "/", "~")) or _SCHEME.match(raw) or _in_code_span(line, m.start()):
+        return m.group(0)
+    path, sep, frag = raw.partition("#")
+    new = os.path.relpath(os.path.normpath(src_dir / path), dest_dir).replace(os.sep, "/")
+    if path.endswith("/") and not new.endswith("/"):
+        new += "/"
+    new = new + sep + frag
+    return m.group(1) + (f"<{new}>" if bracketed else new) + m.group(3)
+
+
+def _in_code_span(line: str, col: int) -> bool:
+    return any(a <= col < b for a, b in ((m.start(), m.end()) for m in _CODE_SPAN.finditer(line)))
 
 
 def _delete_span(doc: _Doc, sec: _Section) -> Span:
