@@ -92,8 +92,9 @@ def apply_agent_settings(settings: Settings, root: Path) -> tuple[Settings, list
     excludes = list(settings.claude_md_excludes)
     enabled: bool | None = None
     memory_dir: str | None = None
+    files = agent_settings_files(root, settings)
     for scope in AGENT_SETTINGS:
-        path = agent_settings_files(root, settings)[scope]
+        path = files[scope]
         try:
             raw = path.read_text(encoding="utf-8")
         except FileNotFoundError:

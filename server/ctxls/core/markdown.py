@@ -299,6 +299,16 @@ def find_imports(lines: list[str], st: Structure, offset: int = 0) -> tuple[tupl
     return tuple(live), tuple(dead)
 
 
+_SPAN_RE = re.compile(r"(`+)(.+?)\1")
+
+
+def in_code_span(line: str, col: int) -> bool:
+    """Whether column ``col`` of ``line`` lies inside a backtick code span (the span's backticks included)."""
+    if "`" not in line:
+        return False
+    return any(m.start() <= col < m.end() for m in _SPAN_RE.finditer(line))
+
+
 def _mask(line: str) -> str:
     """Replace code spans and inline HTML comments by spaces, keeping columns."""
     if "`" in line:

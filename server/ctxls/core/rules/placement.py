@@ -18,7 +18,8 @@ from .. import discovery as D
 from ..check import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Related, Span
 from ..globs import parse_paths
-from ..markdown import split_frontmatter, structure
+from ..markdown import in_code_span, split_frontmatter, structure
+from .references import _SCHEME
 from . import rule
 
 # ----------------------------------------------------------------------------------------------- sections
@@ -467,7 +468,6 @@ def _section_finding(ws: Workspace, fi: FileInfo, doc: _Doc, sec: _Section, task
 
 
 _MD_LINK = re.compile(r"(!?\[[^\]\n]*\]\()(<[^>\n]*>|[^)\s]+)((?:\s+\"[^\"\n]*\")?\))")
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 
 
 def rebase_links(text: str, src_dir: Path, dest_dir: Path) -> str:
@@ -490,7 +490,7 @@ def _rebased(m: re.Match, src_dir: Path, dest_dir: Path, line: str) -> str:
     target = m.group(2)
     bracketed = target.startswith("<")
     raw = target[1:-1] if bracketed else target
-    if not raw or raw.startswith(("#", "/", "~")) or _SCHEME.match(raw) or _in_code_span(line, m.start()):
+    if not raw or raw.startswith(("#", "/", "~")) or _SCHEME.match(raw) or in_code_span(line, m.start()):
         return m.group(0)
     path, sep, frag = raw.partition("#")
     new = os.path.relpath(os.path.normpath(src_dir / path), dest_dir).replace(os.sep, "/")
@@ -498,10 +498,6 @@ def _rebased(m: re.Match, src_dir: Path, dest_dir: Path, line: str) -> str:
         new += "/"
     new = new + sep + frag
     return m.group(1) + (f"<{new}>" if bracketed else new) + m.group(3)
-
-
-def _in_code_span(line: str, col: int) -> bool:
-    return any(a <= col < b for a, b in ((m.start(), m.end()) for m in _CODE_SPAN.finditer(line)))
 
 
 def _delete_span(doc: _Doc, sec: _Section) -> Span:

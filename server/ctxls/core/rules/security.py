@@ -26,7 +26,7 @@ from .. import discovery as D
 from ..check import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
 from ..loader import TEXT_EXTENSIONS
-from ..markdown import structure
+from ..markdown import in_code_span, structure
 from . import rule
 from .skills import sources
 
@@ -545,7 +545,7 @@ def _phrases(fi: FileInfo, kind: str, text: str) -> Iterator[Finding]:
             line, col = _pos(text, a)
             if line in dropped or line in reported:
                 continue
-            if label not in _ALSO_IN_CODE and (line in code or _in_code_span(fi.lines[line], col)):
+            if label not in _ALSO_IN_CODE and (line in code or in_code_span(fi.lines[line], col)):
                 continue  # phrases in code are examples; a command that ships credentials out is not
             if _quoted(fi.lines[line], col, m.end() - a):
                 continue
@@ -566,7 +566,7 @@ def _phrases(fi: FileInfo, kind: str, text: str) -> Iterator[Finding]:
         inner = m.group(1)
         if inner.strip().lower().startswith(("ctxls-", "prettier", "markdownlint", "toc", "eslint", "lint")):
             continue
-        if _in_code_span(fi.lines[line], col):
+        if in_code_span(fi.lines[line], col):
             continue
         if _ADDRESSED_RE.search(inner) and _SECOND_PERSON_RE.search(inner) and _IMPERATIVE_RE.search(inner):
             reported.add(line)
@@ -585,13 +585,6 @@ _SCOPED_OUTSIDE_RE = re.compile(
     r"(?:in|from|inside|within)\s+(?:any\s+|the\s+|a\s+)?"
     r"(?:fetched|web|external|untrusted|tool\s+(?:output|results?|calls?)|third[- ]party|retrieved|downloaded|"
     r"scraped|user[- ](?:supplied|provided)|(?:issue|pr|pull\s+request|code\s+review)\s+comments?)\b")
-
-
-def _in_code_span(line: str, col: int) -> bool:
-    for m in re.finditer(r"(`+)(.+?)\1", line):
-        if m.start() <= col < m.end():
-            return True
-    return False
 
 
 def _quoted(line: str, col: int, length: int) -> bool:
