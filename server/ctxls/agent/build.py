@@ -37,7 +37,8 @@ def open_run(start: Path, root: Path, settings: Settings, agent: AgentSettings, 
         session = new_session_id()
         transcript = None
     try:
-        provider = provider or Provider(model=agent.model, max_tokens=agent.max_tokens, max_attempts=agent.max_attempts)
+        provider = provider or Provider(model=agent.model, max_tokens=agent.max_tokens, max_attempts=agent.max_attempts,
+                                       backoff_base=agent.retry_backoff_s)
     except ProviderError as exc:
         raise RunError(str(exc)) from None
     if transcript is None:

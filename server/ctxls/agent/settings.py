@@ -32,6 +32,8 @@ class AgentSettings:
     deny: tuple[str, ...] = DEFAULT_DENY
     max_attempts: int = 5
     """Attempts per model call (429, 529, 5xx, broken streams are retried with backoff)."""
+    retry_backoff_s: float = 0.5
+    """First backoff between attempts (doubling, capped at 20 s) when the server names no retry-after."""
 
     def replace(self, **changes: Any) -> "AgentSettings":
         return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -75,7 +77,7 @@ def _coerce(name: str, value: Any, default: Any) -> Any:
         return _Bad("must be a number")
     if value <= 0:
         return _Bad("must be positive")
-    return float(value) if name == "timeout_s" else int(value)
+    return float(value) if name in ("timeout_s", "retry_backoff_s") else int(value)
 
 
 def agent_settings_for(root: Path) -> tuple[AgentSettings, list[str]]:
