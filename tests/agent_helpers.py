@@ -77,3 +77,55 @@ def assert_valid_conversation(messages: list[dict]) -> None:
                 assert i + 1 < len(messages), "tool calls without results at the end"
                 got = [b["tool_use_id"] for b in messages[i + 1]["content"] if b.get("type") == "tool_result"]
                 assert got == ids
+
+
+def run_agent_in_pty(api, ws: Path, args: list[str], answers: list[str], timeout: float = 60) -> tuple[int, str]:
+    """`ctxls agent` on a pseudo-terminal (so it is interactive), typing ``answers`` at its y/N prompts in order."""
+    import pty
+    import select
+    import time
+
+    env = agent_env(api)
+    pid, fd = pty.fork()
+    if pid == 0:  # child
+        os.chdir(ws)
+        os.execve(sys.executable, [sys.executable, "-m", "ctxls", "agent", *args], env)
+    out = b""
+    answered = 0
+    deadline = time.monotonic() + timeout
+    status = None
+    while time.monotonic() < deadline:
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                break
+            out += chunk
+            if out.count(b"[y/N] ") > answered and answered < len(answers):
+                os.write(fd, answers[answered].encode() + b"\n")
+                answered += 1
+        done, st = os.waitpid(pid, os.WNOHANG)
+        if done:
+            status = st
+            break
+    if status is None:
+        try:
+            _, status = os.waitpid(pid, 0 if time.monotonic() < deadline else os.WNOHANG)
+        except ChildProcessError:
+            status = 0
+    try:
+        while True:
+            r, _, _ = select.select([fd], [], [], 0.05)
+            if not r:
+                break
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            out += chunk
+    except OSError:
+        pass
+    os.close(fd)
+    return os.waitstatus_to_exitcode(status) if status is not None else -1, out.decode("utf-8", "replace")

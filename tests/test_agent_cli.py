@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from agent_helpers import (agent_env, assert_valid_conversation, audit, make_workspace, result_text, run_agent,
+                           run_agent_in_pty,
                            session_id, tool_results, transcript)
 from fakeapi import Fault, FakeMessagesAPI, Reply, text, tool_use
 
@@ -241,3 +242,45 @@ def test_remember_writes_the_memory_index_and_refuses_secrets(api, ws, tmp_path)
     res = tool_results(bodies(api)[1])
     assert not res[0].get("is_error") and res[1]["is_error"] and "Anthropic API key" in result_text(res[1])
     assert "sk-ant-api03-u8jz" not in (ws / ".ctxls" / "audit.jsonl").read_text()  # redacted in the audit too
+
+
+def test_on_a_terminal_the_gate_asks_and_a_rejected_edit_leaves_the_file(api, ws):
+    before = (ws / "src" / "app.py").read_text()
+    api.script([
+        Reply(tool_use("edit_file", path="src/app.py", old_string="Hello", new_string="Bye")),
+        Reply(tool_use("run_command", command="echo approved-run")),
+        Reply(text("ok")),
+    ])
+    rc, out = run_agent_in_pty(api, ws, ["change greeting"], answers=["n", "y"])
+    assert rc == 0, out
+    assert "-    return \"Hello \" + name" in out and "+    return \"Bye \" + name" in out  # the diff was shown
+    assert (ws / "src" / "app.py").read_text() == before
+    res = tool_results(bodies(api)[1])[0]
+    assert res["is_error"] and result_text(res).startswith("denied: the user rejected this change")
+    assert result_text(tool_results(bodies(api)[2])[0]).startswith("exit code 0\napproved-run")
+    assert [a["decision"] for a in audit(ws)] == ["denied", "approved"]
+
+
+def test_ctrl_c_cancels_with_1_and_leaves_a_consistent_transcript(api, ws):
+    import signal
+    import time
+
+    api.script([Reply(tool_use("run_command", command="sleep 30")), Reply(text("never"))])
+    proc = subprocess.Popen([sys.executable, "-m", "ctxls", "agent", "wait", "--yes-to", "run_command"], cwd=ws,
+                            env=agent_env(api), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not any(a["tool"] == "run_command" for a in audit(ws)) \
+            and len(api.messages_requests()) < 1:
+        time.sleep(0.05)
+    time.sleep(1.0)  # the command is running now
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 1, err
+    assert "cancelled" in err
+    msgs = [r["message"] for r in transcript(ws, session_id(subprocess.CompletedProcess([], 1, out, err)))
+            if r["type"] == "message"]
+    assert_valid_conversation(msgs)
+    assert msgs[-1]["content"][0]["content"] == "not executed: the user cancelled the run"
+    assert [(a["tool"], a["decision"], a["reason"]) for a in audit(ws)] == [
+        ("run_command", "error", "cancelled by the user")]

@@ -13,6 +13,7 @@ are refused for the rest of the run.
 
 from __future__ import annotations
 
+import asyncio
 import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,7 +99,11 @@ class Gate:
         self.executor = Executor(self.sandbox, self.host)
 
     async def run(self, call: Call, turn: int) -> Result:
-        res = await self._run(call)
+        try:
+            res = await self._run(call)
+        except asyncio.CancelledError:
+            self.audit.record(turn, call.name, call.input, "error", "cancelled by the user", self.tainted is not None)
+            raise
         if res.decision in ("allowed", "approved"):  # it ran (a failing command's output counts too)
             res.text = redact_text(res.text)  # a secret in an ordinary file never reaches a request
             self._taint(call, res)
