@@ -368,3 +368,251 @@ def test_standalone_cli_rejects_a_bad_scenario(tmp_path):
     proc = subprocess.run([sys.executable, str(HERE / "fakeapi.py"), "--scenario", str(bad)],
                           capture_output=True, text=True, timeout=30)
     assert proc.returncode == 2 and "step 0" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# ----------------------------------------------------------------------------------------------- prefix caching
+
+EPH = {"type": "ephemeral"}
+SYSTEM = "You are ctxls's agent. Follow the project's instructions exactly. " * 80
+TOOL = {"name": "read_file", "description": "Read a file of the workspace. " * 30,
+        "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}
+
+
+def tool_tokens(tool=TOOL):
+    return raw_count(json.dumps(tool, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+
+
+def cached(block, ttl=None):
+    return {**block, "cache_control": {**EPH, **({"ttl": ttl} if ttl else {})}}
+
+
+def usage_of(m):
+    return (m.usage.cache_read_input_tokens, m.usage.cache_creation_input_tokens, m.usage.input_tokens)
+
+
+def req(c, messages, system=SYSTEM, tools=(TOOL,), system_cc=True, **kw):
+    sys_block = {"type": "text", "text": system}
+    return c.messages.create(model=MODEL, max_tokens=50, messages=messages, tools=list(tools),
+                             system=[cached(sys_block) if system_cc else sys_block], **kw)
+
+
+def test_identical_request_reads_the_prefix_and_a_new_turn_writes_only_the_tail():
+    with FakeMessagesAPI(min_cacheable=1024) as api:
+        api.script([Reply("a1"), Reply("a1"), Reply("a2")])
+        c = client(api)
+        T, S = tool_tokens(), raw_count(SYSTEM)
+        q1 = raw_count("first question") + MESSAGE_OVERHEAD
+        assert T + S >= 1024  # the system breakpoint is cacheable
+        m1 = req(c, [user([cached(text("first question"))])])
+        assert usage_of(m1) == (0, T + S + q1, 0)
+        m2 = req(c, [user([cached(text("first question"))])])
+        assert usage_of(m2) == (T + S + q1, 0, 0)
+        a1, q2 = raw_count("a1") + MESSAGE_OVERHEAD, raw_count("second question") + MESSAGE_OVERHEAD
+        m3 = req(c, [user([text("first question")]), assistant("a1"), user([cached(text("second question")),
+                                                                          text("trailing, after the breakpoint")])])
+        tail = raw_count("trailing, after the breakpoint")
+        assert usage_of(m3) == (T + S + q1, a1 + q2, tail)
+        assert api.count(api.messages_requests()[2].body) == T + S + q1 + a1 + q2 + tail
+        assert api.cache_stats()["hits"] == 2 and api.cache_stats()["entries"] == 3
+
+
+def test_a_changed_early_block_rewrites_from_that_point():
+    with FakeMessagesAPI(min_cacheable=100) as api:
+        api.script([Reply("x"), Reply("x")])
+        c = client(api)
+        T, q = tool_tokens(), raw_count("question") + MESSAGE_OVERHEAD
+        msgs = [user([cached(text("question"))])]
+        req(c, msgs, tools=[cached(TOOL)])
+        changed = SYSTEM.replace("exactly", "precisely")
+        m = req(c, msgs, system=changed, tools=[cached(TOOL)])
+        assert usage_of(m) == (T, raw_count(changed) + q, 0)
+
+
+def test_below_min_cacheable_nothing_is_written():
+    with FakeMessagesAPI(min_cacheable=1024) as api:
+        api.script([Reply("x"), Reply("x")])
+        c = client(api)
+        small = [user([cached(text("short"))])]
+        for _ in range(2):
+            m = c.messages.create(model=MODEL, max_tokens=5, messages=small)
+            assert usage_of(m) == (0, 0, raw_count("short") + MESSAGE_OVERHEAD)
+        assert api.cache_stats()["entries"] == 0
+
+
+@pytest.mark.parametrize("appended, hit", [(20, True), (21, False)])
+def test_lookback_reaches_20_blocks_before_a_breakpoint(appended, hit):
+    with FakeMessagesAPI(min_cacheable=100) as api:
+        api.script([Reply("x"), Reply("x")])
+        c = client(api)
+        S, b0 = raw_count(SYSTEM), raw_count("block 0") + MESSAGE_OVERHEAD
+        req(c, [user([cached(text("block 0"))])], tools=(), system_cc=False)
+        blocks = [text("block 0")] + [text(f"block {i}") for i in range(1, appended + 1)]
+        blocks[-1] = cached(blocks[-1])
+        m = req(c, [user(blocks)], tools=(), system_cc=False)
+        rest = sum(raw_count(f"block {i}") for i in range(1, appended + 1))
+        assert usage_of(m) == ((S + b0, rest, 0) if hit else (0, S + b0 + rest, 0))
+
+
+def test_entries_expire_five_minutes_after_their_last_use_on_the_virtual_clock():
+    with FakeMessagesAPI(clock="virtual") as api:
+        api.script([Reply("x")] * 5)
+        c = client(api)
+        msgs = [user([cached(text("question"))])]
+        full = tool_tokens() + raw_count(SYSTEM) + raw_count("question") + MESSAGE_OVERHEAD
+        longer = [user([text("question")]), assistant("x"), user([cached(text("next"))])]
+        tail = raw_count("x") + raw_count("next") + 2 * MESSAGE_OVERHEAD
+        assert usage_of(req(c, msgs)) == (0, full, 0)
+        api.advance(240)
+        # t=4 min: a longer request finds the entry 2 blocks back (not one of its breakpoints) and refreshes it
+        assert usage_of(req(c, longer)) == (full, tail, 0)
+        api.advance(240)
+        assert usage_of(req(c, msgs)) == (full, 0, 0)      # t=8 min: alive only thanks to that refresh
+        api.advance(360)
+        assert usage_of(req(c, msgs)) == (0, full, 0)      # 6 minutes idle: expired, written again
+        assert [r.t for r in api.messages_requests()] == [0, 240, 480, 840]
+        with pytest.raises(RuntimeError):
+            FakeMessagesAPI().advance(1)
+
+
+def test_one_hour_entries_outlive_five_minute_ones_and_are_reported_apart():
+    with FakeMessagesAPI(clock="virtual") as api:
+        api.script([Reply("x")] * 3)
+        c = client(api)
+        T, S, q = tool_tokens(), raw_count(SYSTEM), raw_count("question") + MESSAGE_OVERHEAD
+        sys1h = [cached({"type": "text", "text": SYSTEM}, ttl="1h")]
+        msgs = [user([cached(text("question"))])]
+        m = c.messages.create(model=MODEL, max_tokens=5, tools=[TOOL], system=sys1h, messages=msgs)
+        assert (m.usage.cache_creation.ephemeral_1h_input_tokens, m.usage.cache_creation.ephemeral_5m_input_tokens) \
+            == (T + S, q)
+        api.advance(600)
+        m = c.messages.create(model=MODEL, max_tokens=5, tools=[TOOL], system=sys1h, messages=msgs)
+        assert usage_of(m) == (T + S, q, 0)
+        with pytest.raises(anthropic.BadRequestError, match="1h"):
+            c.messages.create(model=MODEL, max_tokens=5, system=[cached({"type": "text", "text": SYSTEM})],
+                              messages=[user([cached(text("q"), ttl="1h")])])
+
+
+def test_automatic_caching_moves_the_breakpoint_to_the_last_block():
+    with FakeMessagesAPI(min_cacheable=100) as api:
+        api.script([Reply("x"), Reply("x")])
+        c = client(api)
+        S, q1 = raw_count(SYSTEM), raw_count("question") + MESSAGE_OVERHEAD
+        m = c.messages.create(model=MODEL, max_tokens=5, system=SYSTEM, messages=[user("question")],
+                              cache_control=EPH)
+        assert usage_of(m) == (0, S + q1, 0)
+        m = c.messages.create(model=MODEL, max_tokens=5, system=SYSTEM, cache_control=EPH,
+                              messages=[user("question"), assistant("x"), user("next")])
+        assert usage_of(m) == (S + q1, raw_count("x") + raw_count("next") + 2 * MESSAGE_OVERHEAD, 0)
+
+
+def test_at_most_four_breakpoints_automatic_caching_included(api):
+    api.script([Reply("x")])
+    c = client(api)
+    four = [user([cached(text(f"b{i}")) for i in range(4)])]
+    five = [user([cached(text(f"b{i}")) for i in range(5)])]
+    with pytest.raises(anthropic.BadRequestError, match="maximum of 4 blocks with cache_control.*Found 5"):
+        c.messages.create(model=MODEL, max_tokens=5, messages=five)
+    with pytest.raises(anthropic.BadRequestError, match="Found 5"):
+        c.messages.create(model=MODEL, max_tokens=5, messages=four, cache_control=EPH)
+    assert c.messages.create(model=MODEL, max_tokens=5, messages=four).content[0].text == "x"
+
+
+# ----------------------------------------------------------------------------------------------- context editing
+
+BETA = ["context-management-2025-06-27"]
+
+
+def tool_history(names, size=200):
+    msgs = [user("refactor the stats module")]
+    results = []
+    for i, name in enumerate(names):
+        content = f"file {i}: " + "lorem ipsum dolor sit amet " * size
+        results.append(content)
+        msgs.append(assistant([tool_use(name, id=f"toolu_h{i}", path=f"f{i}.py")]))
+        msgs.append(user([{"type": "tool_result", "tool_use_id": f"toolu_h{i}", "content": content}]))
+    return msgs, results
+
+
+def clear_edit(**kw):
+    return {"edits": [{"type": "clear_tool_uses_20250919", **kw}]}
+
+
+def saved(results, idx):
+    return sum(raw_count(results[i]) - raw_count(CLEARED_PLACEHOLDER) for i in idx)
+
+
+def test_clear_tool_uses_clears_all_but_the_kept_results_and_reports_it(api):
+    api.script([Reply("ok"), Reply("ok")])
+    c = client(api)
+    msgs, results = tool_history(["read_file"] * 5)
+    full = api.count({"messages": msgs})
+    cm = clear_edit(trigger={"type": "input_tokens", "value": 1000}, keep={"type": "tool_uses", "value": 2})
+    m = c.beta.messages.create(model=MODEL, max_tokens=5, messages=msgs, betas=BETA, context_management=cm)
+    edits = m.context_management.applied_edits
+    assert [(e.type, e.cleared_tool_uses, e.cleared_input_tokens) for e in edits] == [
+        ("clear_tool_uses_20250919", 3, saved(results, [0, 1, 2]))]
+    assert m.usage.input_tokens == full - saved(results, [0, 1, 2])
+    with c.beta.messages.stream(model=MODEL, max_tokens=5, messages=msgs, betas=BETA, context_management=cm) as s:
+        final = s.get_final_message()
+    assert final.context_management.applied_edits[0].cleared_tool_uses == 3
+    sent = api.messages_requests()[0].body["messages"]
+    assert sent[2]["content"][0]["content"] == results[0]  # the client's history is not touched
+    counted = c.beta.messages.count_tokens(model=MODEL, messages=msgs, betas=BETA, context_management=cm)
+    assert counted.input_tokens == m.usage.input_tokens
+    assert counted.context_management.original_input_tokens == full
+
+
+def test_clear_tool_uses_trigger_exclusions_and_clear_at_least(api):
+    api.script([Reply("ok")] * 4)
+    c = client(api)
+    msgs, results = tool_history(["run_command", "run_command", "read_file", "read_file", "read_file"])
+    full = api.count({"messages": msgs})
+
+    def applied(**kw):
+        m = c.beta.messages.create(model=MODEL, max_tokens=5, messages=msgs, betas=BETA,
+                                   context_management=clear_edit(**kw))
+        return [(e.cleared_tool_uses, e.cleared_input_tokens) for e in m.context_management.applied_edits]
+
+    assert applied(trigger={"type": "input_tokens", "value": full + 1}) == []
+    assert applied(trigger={"type": "tool_uses", "value": 5}, keep={"type": "tool_uses", "value": 1},
+                   exclude_tools=["run_command"]) == [(2, saved(results, [2, 3]))]
+    assert applied(trigger={"type": "tool_uses", "value": 1},
+                   clear_at_least={"type": "input_tokens", "value": full}) == []
+    both = applied(trigger={"type": "tool_uses", "value": 1}, keep={"type": "tool_uses", "value": 4},
+                   clear_tool_inputs=True)
+    inputs = raw_count('run_command {"path":"f0.py"}') - raw_count("run_command {}")
+    assert both == [(1, saved(results, [0]) + inputs)]
+
+
+def test_clearing_invalidates_the_cache_from_the_first_cleared_result():
+    with FakeMessagesAPI(min_cacheable=100) as api:
+        api.script([Reply("ok"), Reply("ok")])
+        c = client(api)
+        msgs, results = tool_history(["read_file"] * 4)
+        msgs[-1]["content"][0] = cached(msgs[-1]["content"][0])
+        sys_blocks = [cached({"type": "text", "text": SYSTEM})]
+        c.beta.messages.create(model=MODEL, max_tokens=5, system=sys_blocks, messages=msgs, betas=BETA)
+        m = c.beta.messages.create(model=MODEL, max_tokens=5, system=sys_blocks, messages=msgs, betas=BETA,
+                                   context_management=clear_edit(trigger={"type": "tool_uses", "value": 1},
+                                                                 keep={"type": "tool_uses", "value": 1}))
+        assert m.usage.cache_read_input_tokens == raw_count(SYSTEM)
+        assert m.usage.cache_creation_input_tokens == api.count({"messages": msgs}) - saved(results, [0, 1, 2])
+
+
+def test_context_management_needs_its_beta_header(api):
+    api.script([Reply("ok")])
+    msgs, _ = tool_history(["read_file"])
+    with pytest.raises(anthropic.BadRequestError, match="context-management-2025-06-27"):
+        client(api).messages.create(model=MODEL, max_tokens=5, messages=msgs,
+                                    extra_body={"context_management": clear_edit()})
+
+
+def test_clear_thinking_keeps_the_last_turns_thinking(api):
+    api.script([Reply("ok")])
+    msgs = [user("q"), assistant([thinking("deep thoughts " * 50), text("a")]), user("q2"),
+            assistant([thinking("more thoughts"), text("b")]), user("q3")]
+    m = client(api).beta.messages.create(model=MODEL, max_tokens=5, messages=msgs, betas=BETA, context_management={
+        "edits": [{"type": "clear_thinking_20251015", "keep": {"type": "thinking_turns", "value": 1}}]})
+    e = m.context_management.applied_edits[0]
+    assert (e.type, e.cleared_thinking_turns, e.cleared_input_tokens) == (
+        "clear_thinking_20251015", 1, raw_count("deep thoughts " * 50))
