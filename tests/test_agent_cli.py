@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agent_helpers import (agent_env, assert_valid_conversation, audit, make_workspace, result_text, run_agent,
-                           run_agent_in_pty,
+                           run_agent_in_pty, without_cache_control,
                            session_id, tool_results, transcript)
 from fakeapi import Fault, FakeMessagesAPI, Reply, text, tool_use
 
@@ -227,7 +227,7 @@ def test_max_turns_stops_with_1_and_resume_continues_the_history(api, ws):
     assert second.returncode == 0, second.stderr
     assert session_id(second) == sid and "finished" in second.stdout
     resumed = bodies(api)[2]
-    assert resumed["messages"] == msgs  # the full history, as stored
+    assert without_cache_control(resumed["messages"]) == msgs  # the full history, as stored
     assert_valid_conversation(bodies(api)[-1]["messages"])
 
 

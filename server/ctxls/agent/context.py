@@ -78,6 +78,11 @@ class SessionContext:
             out.append(b)
         return out
 
+    def forget_touches(self) -> None:
+        """After a compaction: nested files and path rules join again on the next touch (spec A10)."""
+        self.touched = []
+        self._sent = set()
+
     def skill_path(self, name: str) -> Path | str:
         listing = self.session.skills
         skills = listing.skills if listing else []
