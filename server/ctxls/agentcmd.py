@@ -170,7 +170,7 @@ async def _run_cancellable(loop, task, compact: bool = False):
         pass
     try:
         if compact:
-            await loop.compact()
+            await loop.compact(manual=True)
         return await loop.run(task)
     finally:
         try:

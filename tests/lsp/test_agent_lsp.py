@@ -230,3 +230,58 @@ async def test_allow_listed_edit_from_settings_needs_no_confirmation(api, tmp_pa
     finally:
         await client.shutdown_session()
 
+
+
+async def wait_codes(client, path, want: bool, code="CTX900", timeout=10.0):
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        ds = client.diagnostics.get(path.as_uri(), [])
+        if any(d.code == code for d in ds) == want:
+            return ds
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {code} present={want}: {ds}")
+        await asyncio.sleep(0.05)
+
+
+async def test_stale_session_diagnostic_appears_on_edit_and_clears_after_compaction(vscode, api):
+    claude = vscode.root / "CLAUDE.md"
+    api.add_handler(lambda b: b["messages"][-1]["content"][-1].get("text", "").startswith("Summarise this session"),
+                    lambda b: Reply(text("SUMMARY: nothing done yet")))
+    api.script([Reply(text("hello")), Reply(text("after compaction"))])
+    await ask(vscode, claude, "hi")  # the session is open now, holding CLAUDE.md as it was
+    await wait_codes(vscode, claude, False)
+    new = claude.read_text().replace("Keep functions small.", "Keep functions under 20 lines.")
+    claude.write_text(new)
+    vscode.text_document_did_open(T.DidOpenTextDocumentParams(text_document=T.TextDocumentItem(
+        uri=claude.as_uri(), language_id="markdown", version=1, text=new)))
+    ds = await wait_codes(vscode, claude, True)
+    d = next(d for d in ds if d.code == "CTX900")
+    assert "holds this file as it was at turn 0" in d.message and "second, competing copy" in d.message
+    actions = await vscode.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=claude.as_uri()), range=d.range,
+        context=T.CodeActionContext(diagnostics=[d])))
+    titles = [as_action(a).title for a in actions]
+    assert "ctxls agent: Start a fresh session" in titles and "ctxls agent: Compact now" in titles
+    res = await vscode.workspace_execute_command_async(T.ExecuteCommandParams(command="ctxls.agent.compact",
+                                                                              arguments=[{}]))
+    assert res["compacted"] is True
+    await wait_codes(vscode, claude, False)
+    await ask(vscode, claude, "continue")
+    head = bodies(api)[-1]["messages"][0]["content"]
+    assert "under 20 lines" in head[0]["text"] and "SUMMARY: nothing done yet" in head[-1]["text"]
+
+
+async def test_a_fresh_session_clears_the_stale_warning(vscode, api):
+    claude = vscode.root / "CLAUDE.md"
+    api.script([Reply(text("hello"))])
+    await ask(vscode, claude, "hi")
+    vscode.text_document_did_open(T.DidOpenTextDocumentParams(text_document=T.TextDocumentItem(
+        uri=claude.as_uri(), language_id="markdown", version=1, text=claude.read_text() + "- one more rule\n")))
+    await wait_codes(vscode, claude, True)
+    res = await vscode.workspace_execute_command_async(T.ExecuteCommandParams(command="ctxls.agent.newSession",
+                                                                              arguments=[{}]))
+    assert res["closed"]
+    await wait_codes(vscode, claude, False)

@@ -154,15 +154,17 @@ class ContextEngine:
                            "clear_at_least": {"type": "input_tokens", "value": p.clear_at_least}}]}
 
     # ------------------------------------------------------------------ compaction
-    def split(self) -> int | None:
+    def split(self, manual: bool = False) -> int | None:
         """Stored index of the first kept message (an assistant message starting one of the last K turns), or
-        None when there is no middle to summarise."""
+        None when there is no middle to summarise. Asked for by the user (``manual``), the first message alone
+        (the instructions and the task) is enough to summarise: the instructions are read again either way."""
         starts = self.conv.turn_starts()
         k = self.policy.keep_turns
+        least = self.conv.start + (0 if self.conv.head is not None or manual else 1)
         while k >= 1:
-            if len(starts) > k:
+            if len(starts) >= k + (0 if manual else 1):
                 cut = starts[-k]
-                if cut > self.conv.start + (0 if self.conv.head is not None else 1):
+                if cut > least:
                     return cut
             k -= 1
         return None

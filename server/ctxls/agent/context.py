@@ -48,11 +48,24 @@ class SessionContext:
         self.touched: list[Path] = []
         self._sent: set[tuple[str, str]] = set()
         self._session: Session | None = None
+        self.loaded: dict[Path, tuple[int, str | None, int]] = {}
+        """Instruction files in the conversation: path -> (turn it was read at, its text then, its tokens)."""
 
-    def load(self) -> Session:
+    def load(self, turn: int = 0) -> Session:
         """The session model before any touch, read from disk now."""
         self._session = load_session(self.start, [], self.settings, root=self.root)
+        self.loaded = {}
+        self._snapshot(self._session.blocks, turn)
         return self._session
+
+    def _snapshot(self, blocks, turn: int) -> None:
+        for b in blocks:
+            if b.source is not None and b.kind not in (M.READ, M.SKILL_LISTING) and b.source not in self.loaded:
+                try:
+                    text = b.source.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    text = None
+                self.loaded[b.source] = (turn, text, b.tokens)
 
     @property
     def session(self) -> Session:
@@ -61,7 +74,7 @@ class SessionContext:
     def startup_text(self, session: Session | None = None) -> str:
         return startup_text(session or self.session)
 
-    def touch(self, path: Path) -> list[Block]:
+    def touch(self, path: Path, turn: int = 0) -> list[Block]:
         """The blocks touching ``path`` appends that were not sent yet in this session (each one once)."""
         path = Path(os.path.abspath(path))
         self.touched.append(path)
@@ -76,12 +89,14 @@ class SessionContext:
                 continue
             self._sent.add(key)
             out.append(b)
+        self._snapshot(out, turn)
         return out
 
     def forget_touches(self) -> None:
         """After a compaction: nested files and path rules join again on the next touch (spec A10)."""
         self.touched = []
         self._sent = set()
+        self.loaded = {}  # (the load() that follows a compaction records the startup files again)
 
     def skill_path(self, name: str) -> Path | str:
         listing = self.session.skills

@@ -118,7 +118,7 @@ class AgentLoop:
         if not self.messages:
             if not task:
                 return "no task: say what the agent should do"
-            session = self.ctx.load()
+            session = self.ctx.load(self.turn_no)
             self._append({"role": "user", "content": [{"type": "text", "text": self.ctx.startup_text(session)},
                                                       {"type": "text", "text": task}]})
             return None
@@ -231,9 +231,9 @@ class AgentLoop:
         self.conv.cleared.update(placeholders)
         self.sizer.forget()
 
-    async def compact(self) -> bool:
+    async def compact(self, manual: bool = False) -> bool:
         """Replace the old middle with a summary (spec A10). False when there is nothing to summarise."""
-        cut = self.engine.split()
+        cut = self.engine.split(manual)
         if cut is None:
             self._clear(self.engine.clear(0, force=True))
             return False
@@ -245,8 +245,8 @@ class AgentLoop:
         self.transcript.append({"type": "summary", "turn": self.turn_no, "usage": resp.usage,
                                 "at": self.ledger[-1].at, "alarms": self.ledger[-1].alarms})
         summary = "\n".join(b["text"] for b in resp.message["content"] if b.get("type") == "text")
-        session = self.ctx.load()  # the instructions and the memory head as they are on disk now
         self.ctx.forget_touches()  # nested files and path rules come back on the next touch
+        session = self.ctx.load(self.turn_no)  # the instructions and the memory head as they are on disk now
         handoff = self._handoff_text()
         skills = list(reversed(self.skills_loaded.items()))
         head = self.engine.head(startup_text(session), summary, handoff, skills)
@@ -299,7 +299,7 @@ class AgentLoop:
             if self.events.on_tool:
                 self.events.on_tool(res)
             if res.touched is not None and not res.is_error:
-                for b in self.ctx.touch(res.touched):
+                for b in self.ctx.touch(res.touched, self.turn_no):
                     blocks.append({"type": "text", "text": b.text})
                     if self.events.on_text:
                         self.events.on_text(f"\n[context: {KIND_LABELS.get(b.kind, b.kind)} "
