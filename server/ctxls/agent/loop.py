@@ -17,7 +17,6 @@ from typing import Any, Callable
 
 from ..core.model import KIND_LABELS
 from . import tools as T
-from ..core.tokens import TokenCounter, factor_for
 from .compaction import ContextEngine, Sizer
 from .context import SessionContext, startup_text, system_prompt
 from .conversation import Conversation, request_messages, with_breakpoints
@@ -97,7 +96,7 @@ class AgentLoop:
         self.system = system_prompt(ctx.root)
         self.tools = T.definitions()
         self.policy = settings.policy(ctx.settings.window)
-        self.sizer = Sizer(TokenCounter(factor_for(ctx.settings.model, ctx.settings.token_factor)).count)
+        self.sizer = Sizer(ctx.counter.count)
         self.engine = ContextEngine(self.conv, self.policy, self.sizer)
         self.prices = settings.prices()
         self.billed = 0
@@ -195,8 +194,11 @@ class AgentLoop:
             return self._outcome(CANCELLED, "cancelled by the user")
 
     def request(self) -> dict[str, Any]:
-        tools, system = with_breakpoints(self.tools, [{"type": "text", "text": self.system}])
-        req: dict[str, Any] = {"system": system, "tools": tools, "messages": request_messages(self.conv.view())}
+        system = [{"type": "text", "text": self.system}]
+        marks = self.settings.cache_breakpoints
+        tools, system = with_breakpoints(self.tools, system) if marks else (self.tools, system)
+        req: dict[str, Any] = {"system": system, "tools": tools,
+                               "messages": request_messages(self.conv.view(), marks)}
         if self.policy.server_side_clearing:
             req["extra"] = {"betas": ["context-management-2025-06-27"],
                             "context_management": self.engine.context_management()}

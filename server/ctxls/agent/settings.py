@@ -45,6 +45,8 @@ class AgentSettings:
     keep_turns: int = 6
     server_side_clearing: bool = False
     """Clear with the API's context editing (clear_tool_uses_20250919) instead of locally."""
+    cache_breakpoints: bool = True
+    """Mark the cacheable prefix (tools, system, startup block, newest message); off only to measure without."""
     # -- prices (spec D2 list prices of the current Sonnet; per million tokens)
     price_input: float = 3.0
     price_output: float = 15.0
@@ -97,7 +99,7 @@ def _coerce(name: str, value: Any, default: Any) -> Any:
         if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
             return _Bad("must be a list of strings")
         return tuple(value)
-    if name in ("preview_confirms", "server_side_clearing"):
+    if name in ("preview_confirms", "server_side_clearing", "cache_breakpoints"):
         return value if isinstance(value, bool) or value is None else _Bad("must be true or false")
     if name == "clear_at" and value is None:
         return None
