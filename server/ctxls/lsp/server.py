@@ -39,6 +39,8 @@ class CtxlsServer(LanguageServer):
         self.diagnostic_versions: dict[str, int] = {}
         self.home_override: Path | None = None
         self._ready: asyncio.Event | None = None
+        self.agent_task: asyncio.Task | None = None
+        """The agent run in progress (one at a time)."""
 
     # ------------------------------------------------------------------ readiness
     @property
@@ -106,7 +108,7 @@ class CtxlsServer(LanguageServer):
         settings, problems = settings_for(self.root)
         config, more = check_config_for(self.root)
         problems += more
-        flat = {k: v for k, v in raw.items() if k != "check"}
+        flat = {k: v for k, v in raw.items() if k not in ("check", "agent")}  # (`agent`: lsp/agent.py reads it)
         if self.home_override is not None and "home" not in flat:
             flat["home"] = str(self.home_override)
         settings, errs = Settings.from_mapping(flat, settings)
@@ -154,10 +156,10 @@ class CtxlsServer(LanguageServer):
 
 
 def create_server() -> CtxlsServer:
-    from . import actions, diagnostics, hover, lenses, lifecycle, watcher
+    from . import actions, agent, diagnostics, hover, lenses, lifecycle, watcher
 
     server = CtxlsServer()
-    for module in (lifecycle, diagnostics, hover, lenses, actions, watcher):
+    for module in (lifecycle, diagnostics, hover, lenses, actions, agent, watcher):
         module.register(server)
     return server
 
