@@ -24,7 +24,7 @@ def bodies(api) -> list[dict]:
     return [r.body for r in api.messages_requests() if r.status == 200 and not r.fault]
 
 
-async def start_client(api, ws, profile: str, settings: dict | None = None):
+async def start_client(api, ws, profile: str, settings: dict | None = None, name: str | None = None):
     cfg = ClientServerConfig(server_command=[sys.executable, "-m", "ctxls", "serve"], server_env=agent_env(api))
     client = await cfg.start()
     client.events = []  # (kind, payload) in arrival order
@@ -47,8 +47,9 @@ async def start_client(api, ws, profile: str, settings: dict | None = None):
 
     client.set_configuration({"agent": settings or {}}, section="ctxls")
 
+    name = name or {"visual-studio-code": "Visual Studio Code", "neovim": "Neovim"}[profile]
     await client.initialize_session(T.InitializeParams(
-        capabilities=client_capabilities(profile), root_uri=ws.as_uri(),
+        capabilities=client_capabilities(profile), client_info=T.ClientInfo(name=name), root_uri=ws.as_uri(),
         workspace_folders=[T.WorkspaceFolder(uri=ws.as_uri(), name="ws")]))
     return client
 
@@ -143,6 +144,22 @@ async def test_neovim_asks_first_and_sends_the_edit_only_after_apply(neovim, api
     edit = next(p for k, p in neovim.events if k == "applyEdit").edit
     assert edit.change_annotations is None  # this client has no annotation support
     assert [a["decision"] for a in audit(neovim.root)] == ["denied", "approved"]
+
+
+@pytest.mark.parametrize("settings, preview", [({}, False), ({"previewConfirms": True}, True)])
+async def test_declared_annotations_alone_do_not_make_the_preview_the_approval(api, tmp_path, settings, preview):
+    """Neovim declares change annotations and applies edits without asking: unless the client is known to
+    confirm (or says so in settings), the user is asked first."""
+    ws = make_workspace(tmp_path)
+    client = await start_client(api, ws, "visual-studio-code", settings=settings, name="Neovim")
+    try:
+        api.script([Reply(EDIT), Reply(text("done"))])
+        await ask(client, ws / "src" / "app.py", "f-string")
+        assert kinds(client) == (["applyEdit"] if preview else ["showMessageRequest", "applyEdit"])
+        edit = next(p for k, p in client.events if k == "applyEdit").edit
+        assert (edit.change_annotations is not None) is preview
+    finally:
+        await client.shutdown_session()
 
 
 async def test_the_agent_reads_the_open_buffer_not_the_disk(vscode, api):

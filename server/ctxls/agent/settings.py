@@ -32,6 +32,9 @@ class AgentSettings:
     deny: tuple[str, ...] = DEFAULT_DENY
     max_attempts: int = 5
     """Attempts per model call (429, 529, 5xx, broken streams are retried with backoff)."""
+    preview_confirms: bool | None = None
+    """Editor only: whether the client's refactor preview confirms an edit annotated `needsConfirmation` (None:
+    trust VS Code and its forks, ask everyone else with Apply / Reject first)."""
     retry_backoff_s: float = 0.5
     """First backoff between attempts (doubling, capped at 20 s) when the server names no retry-after."""
 
@@ -69,6 +72,8 @@ def _coerce(name: str, value: Any, default: Any) -> Any:
         if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
             return _Bad("must be a list of strings")
         return tuple(value)
+    if name == "preview_confirms":
+        return value if isinstance(value, bool) or value is None else _Bad("must be true or false")
     if name == "model":
         return value if isinstance(value, str) and value.strip() else _Bad("must be a model name")
     if name in ("max_run_tokens", "timeout_s") and value is None:

@@ -37,6 +37,8 @@ REDESIGN_PROMPT = (
     "costs in every session that loads it, rules buried deep in the file, vague lines that give no checkable "
     "instruction, redundancy (with itself and with other instruction files), and sections that would be better "
     "as on-demand skills. Then propose the rewrite as one edit of the file, and state the tokens before and after.")
+PREVIEW_CLIENTS = ("visual studio code", "code - oss", "vscodium", "code-server", "cursor", "windsurf")
+"""Clients whose refactor preview asks the user before an edit annotated `needsConfirmation` applies."""
 FIX_PROMPT = ("Fix this ctxls diagnostic in {rel}, line {line}: [{code}] {message}. Make the smallest change that "
               "resolves it, without losing any instruction.")
 
@@ -54,8 +56,16 @@ class EditorHost:
         return doc.source if doc is not None else None
 
     def _annotations(self) -> bool:
-        return bool(get_capability(self.ls.client_capabilities,
-                                   "workspace.workspace_edit.change_annotation_support", None))
+        """Whether the client's preview of an annotated edit is the approval. Declaring change annotations is not
+        enough: Neovim 0.11+ declares them and applies every edit without asking. So the client must be one known
+        to confirm (VS Code and its forks), or say so itself (`agent.previewConfirms`, which our VS Code
+        extension sends)."""
+        if not get_capability(self.ls.client_capabilities, "workspace.workspace_edit.change_annotation_support", None):
+            return False
+        told = agent_settings(self.ls)[0].preview_confirms
+        if told is not None:
+            return told
+        return (self.ls.client_name or "").lower().startswith(PREVIEW_CLIENTS)
 
     async def apply_change(self, change: FileChange, ask: str | None) -> tuple[str, str]:
         confirm_in_preview = bool(ask) and self._annotations()

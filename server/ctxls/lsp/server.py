@@ -39,6 +39,8 @@ class CtxlsServer(LanguageServer):
         self.diagnostic_versions: dict[str, int] = {}
         self.home_override: Path | None = None
         self._ready: asyncio.Event | None = None
+        self.client_name: str | None = None
+        """`clientInfo.name` of the initialize request."""
         self.agent_task: asyncio.Task | None = None
         """The agent run in progress (one at a time)."""
 
