@@ -285,3 +285,49 @@ async def test_a_fresh_session_clears_the_stale_warning(vscode, api):
                                                                               arguments=[{}]))
     assert res["closed"]
     await wait_codes(vscode, claude, False)
+
+
+async def test_session_actions_remember_this_and_the_ledger(vscode, api, tmp_path):
+    claude = vscode.root / "CLAUDE.md"
+    sel = T.Range(T.Position(2, 2), T.Position(2, 60))
+    actions = [as_action(a) for a in await vscode.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=claude.as_uri()), range=sel,
+        context=T.CodeActionContext(diagnostics=[])))]
+    titles = {a.title: a for a in actions}
+    assert "ctxls agent: Compact session" not in titles  # no session open yet
+    remember = titles["ctxls agent: Remember this…"]
+    res = await vscode.workspace_execute_command_async(T.ExecuteCommandParams(
+        command=remember.command.command, arguments=remember.command.arguments))
+    assert res["remembered"] is True, res
+    mem = (tmp_path / "home" / "mem" / "MEMORY.md").read_text()
+    assert "Run `echo tests-pass` to check your work." in mem
+    api.script([Reply(text("hello"))])
+    await ask(vscode, claude, "hi")
+    titles = {as_action(a).title for a in await vscode.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=claude.as_uri()), range=sel,
+        context=T.CodeActionContext(diagnostics=[])))}
+    assert {"ctxls agent: Compact session", "ctxls agent: Show session ledger"} <= titles
+    shown = await vscode.workspace_execute_command_async(T.ExecuteCommandParams(command="ctxls.agent.ledger",
+                                                                               arguments=[]))
+    assert "| turn | kind | context |" in shown["markdown"] and "cache hit rate" in shown["markdown"]
+
+
+async def test_work_done_progress_cancel_cancels_the_run(vscode, api):
+    import asyncio
+
+    from fakeapi import Fault
+
+    api.script([Reply(text("too late"))])
+    api.fail_next(Fault.slow(20))
+    app = vscode.root / "src" / "app.py"
+    task = asyncio.ensure_future(ask(vscode, app, "slow"))
+    deadline = asyncio.get_running_loop().time() + 15
+    token = None
+    while token is None and asyncio.get_running_loop().time() < deadline:
+        token = next((t for t in vscode.progress_reports if str(t).startswith("ctxls-agent-")), None)
+        await asyncio.sleep(0.05)
+    assert token is not None
+    await asyncio.sleep(0.5)
+    vscode.protocol.notify(T.WINDOW_WORK_DONE_PROGRESS_CANCEL, T.WorkDoneProgressCancelParams(token=token))
+    res = await asyncio.wait_for(task, 15)
+    assert res["status"] == "cancelled"

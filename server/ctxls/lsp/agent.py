@@ -391,6 +391,12 @@ def code_actions(ls: CtxlsServer, params: T.CodeActionParams) -> list[T.CodeActi
              "end": {"line": d.range.end.line, "character": d.range.end.character}}
         out.append(_action(f"Fix this diagnostic ({d.code})", {"prompt": prompt, "uri": uri, "range": r},
                            [d], T.CodeActionKind.QuickFix))
+    if ls.agent_loop is not None:  # the open session's own actions
+        out.append(_action("Compact session", {}, kind=T.CodeActionKind.Source, command=COMPACT))
+        out.append(_action("Show session ledger", {}, kind=T.CodeActionKind.Source, command=LEDGER))
+    if params.range.start != params.range.end:
+        out.append(_action("Remember this…", {"uri": uri, "range": rng}, kind=T.CodeActionKind.Source,
+                           command=REMEMBER))
     if _instruction_file(path, ls.root):
         out.append(_action(f"Redesign this {path.name}", {"prompt": REDESIGN_PROMPT.format(name=rel), "uri": uri},
                            kind=T.CodeActionKind.RefactorRewrite))
