@@ -289,7 +289,7 @@ async def test_a_fresh_session_clears_the_stale_warning(vscode, api):
 
 async def test_session_actions_remember_this_and_the_ledger(vscode, api, tmp_path):
     claude = vscode.root / "CLAUDE.md"
-    sel = T.Range(T.Position(2, 2), T.Position(2, 60))
+    sel = T.Range(T.Position(2, 2), T.Position(2, len(claude.read_text().split("\n")[2])))
     actions = [as_action(a) for a in await vscode.text_document_code_action_async(T.CodeActionParams(
         text_document=T.TextDocumentIdentifier(uri=claude.as_uri()), range=sel,
         context=T.CodeActionContext(diagnostics=[])))]
