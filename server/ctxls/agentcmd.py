@@ -76,13 +76,14 @@ def add_parser(sub) -> None:
     a.add_argument("--model", help="model name (default: the current Sonnet)")
     a.add_argument("--home", type=_P, help="home directory holding .claude/ (default: your home)")
     a.add_argument("--ceiling", type=_P, help="stop the upward walk at this directory")
+    a.add_argument("--root", type=_P, metavar="DIR",
+                   help="workspace root (default: the nearest directory above holding .git or .ctxls.toml)")
 
 
 def cmd_agent(args, settings_of) -> int:
     from .agent.build import RunError, open_run
     from .agent.loop import Events
     from .agent.settings import agent_settings_for
-    from .core.config import find_root
 
     start = Path(os.path.abspath(args.dir or "."))
     if not start.is_dir():
@@ -104,8 +105,10 @@ def cmd_agent(args, settings_of) -> int:
     if not task and not args.resume:
         _err("ctxls agent: say what to do: ctxls agent 'fix the failing test' (or --resume ID)")
         return 2
-    root = find_root(start)
     try:
+        from .cli import workspace_root
+
+        root = workspace_root(args, start)
         settings = settings_of(args, root)
     except Exception as exc:  # the CLI's usage errors
         _err(f"ctxls agent: {exc}")

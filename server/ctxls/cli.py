@@ -1,6 +1,9 @@
-"""Command line: `ctxls context | budget` (the same engine the language server uses).
+"""Command line: `ctxls context | budget | check | rules | agent | serve` (the same engine the language server uses).
 
-Exit codes: 0 success, 1 findings/failure of the checked condition, 2 usage errors.
+Exit codes (README, "Exit codes"): 0 success, 1 findings/failure of the checked condition, 2 usage errors (bad
+options, unreadable or missing paths, no workspace marker over a huge tree), 3 a service ctxls needs failed (the
+Anthropic API for --exact or the agent, a TCP port for serve), 70 internal error (a bug: one line, and the
+traceback with CTXLS_DEBUG=1), 120 the output cannot be written, 130 interrupted. No command ends in a traceback.
 """
 
 from __future__ import annotations
@@ -15,21 +18,50 @@ from typing import Sequence
 from . import __version__
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--window", type=int, help="context window in tokens (default 200000; 1000000 for the 1M option)")
+MARKERLESS_MAX_DIRS = 2_000
+"""Past this many directories, a start directory with no workspace marker above it is refused (ask for --root):
+a scratch directory holding many unrelated trees is not one workspace (measured: 28.7 s and 64k findings)."""
+
+EXIT_USAGE, EXIT_SERVICE, EXIT_INTERNAL = 2, 3, 70
+
+
+def _positive(raw: str) -> int:
+    try:
+        n = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {raw!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {n}")
+    return n
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors on one line: what is wrong and where the options are listed (argparse's own
+    prints the whole usage block first)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+
+def _common(p: argparse.ArgumentParser, root: bool = True) -> None:
+    if root:
+        p.add_argument("--root", type=Path, metavar="DIR",
+                       help="workspace root (default: the nearest directory above holding .git or .ctxls.toml)")
+    p.add_argument("--window", type=_positive, help="context window in tokens (default 200000; 1000000 for the 1M option)")
     p.add_argument("--home", type=Path, help="home directory holding .claude/ (default: your home)")
     p.add_argument("--model", help="model name, selects the token calibration factor (estimate)")
     p.add_argument("--ceiling", type=Path, help="stop the upward walk at this directory (default: filesystem root)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the token cache in .ctxls/")
     p.add_argument("--exact", action="store_true",
                    help="count with Anthropic's count_tokens endpoint (needs ANTHROPIC_API_KEY; cached)")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text: tables for a terminal (default); json: the documented schema, for machines")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="ctxls", description="What an AI coding agent loads into its context window.")
+    ap = _Parser(prog="ctxls", description="What an AI coding agent loads into its context window.")
     ap.add_argument("--version", action="version", version=f"ctxls {__version__}")
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    sub = ap.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=_Parser)
 
     c = sub.add_parser("context", help="the ordered blocks a session started in PATH would hold")
     c.add_argument("path", type=Path, help="directory the agent starts in (a file means its directory)")
@@ -39,9 +71,12 @@ def build_parser() -> argparse.ArgumentParser:
     _common(c)
 
     b = sub.add_parser("budget", help="context-budget calculator for a workspace")
-    b.add_argument("root", type=Path, nargs="?", default=Path("."))
-    b.add_argument("--top", type=int, default=5, help="how many directories and files to list (default 5)")
-    _common(b)
+    b.add_argument("root", type=Path, nargs="?", default=Path("."),
+                   help="the workspace to size: every directory under it (default: the current directory)")
+    b.add_argument("--top", type=_positive, default=5, help="how many directories and files to list (default 5)")
+    b.add_argument("--all-dirs", action="store_true",
+                   help="rank every directory, agent config (.claude/, dot-directories) and docs folders included")
+    _common(b, root=False)
     k = sub.add_parser("check", help="lint instruction, rule, skill and memory files")
     k.add_argument("paths", type=Path, nargs="*", help="files or directories to report on (default: the workspace)")
     k.add_argument("--fix", action="store_true", help="apply every safe fix, then report what remains")
@@ -51,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     k.add_argument("--ignore", default="", help="comma-separated codes or prefixes to skip")
     k.add_argument("--fail-level", choices=("error", "warning", "info", "hint"),
                    help="exit 1 when a finding is at or above this severity (default: warning)")
-    k.add_argument("--jobs", type=_jobs, default=None, metavar="N",
+    k.add_argument("--jobs", type=_positive, default=None, metavar="N",
                    help="1: run every rule in this process; 2 or more: split the rules over two processes "
                         "(default: 2 when this process may use two CPUs or more)")
     _common(k)
@@ -64,7 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     _agent_parser(sub)
 
-    sub.add_parser("rules", help="print the rule documentation (markdown, generated from the registry)")
+    r = sub.add_parser("rules", help="print the rule documentation (generated from the registry)")
+    r.add_argument("--format", choices=("text", "markdown"), default=None,
+                   help="text: rendered for a terminal (the default on one); markdown: the source (docs/rules.md)")
 
     sv = sub.add_parser("serve", help="run the language server (stdio by default)")
     sv.add_argument("--tcp", metavar="HOST:PORT", help="listen on TCP instead of stdio")
@@ -118,6 +155,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = ap.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
+    if args.cmd is None:  # bare `ctxls`: what it can do, not "the following arguments are required"
+        ap.print_help(sys.stderr)
+        return EXIT_USAGE
     import gc
 
     collecting = gc.isenabled()
@@ -139,23 +179,80 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return cmd_agent(args, _settings)
         if args.cmd == "serve":
-            from .lsp.server import main as serve
-
-            return serve(args.tcp, Path(os.path.abspath(args.home)) if args.home else None)
+            return cmd_serve(args)
         if args.cmd == "rules":
-            from .core.formats import rules_markdown
-
-            sys.stdout.write(rules_markdown())
-            return 0
+            return cmd_rules(args)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
+    except _Usage as exc:
+        _say(str(exc))
+        return EXIT_USAGE
+    except Exception as exc:  # noqa: BLE001 (the last line of defence: one line, never a traceback)
+        if os.environ.get("CTXLS_DEBUG"):
+            raise
+        api = _api_failure(exc)
+        if api:
+            _say(api)
+            return EXIT_SERVICE
+        _say(f"internal error: {type(exc).__name__}: {exc} (a bug; CTXLS_DEBUG=1 shows the traceback)")
+        return EXIT_INTERNAL
     finally:
         if collecting:
             gc.enable()
     ap.error(f"unknown command {args.cmd}")
     return 2
+
+
+def _say(message: str) -> None:
+    try:
+        sys.stderr.write(f"ctxls: {message}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _api_failure(exc: BaseException) -> str | None:
+    """One line for a failure of the Anthropic API (the SDK's or its HTTP client's exceptions), else None."""
+    mod = type(exc).__module__.split(".")[0]
+    if mod not in ("anthropic", "httpx", "httpcore"):
+        return None
+    what = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    return (f"the Anthropic API failed ({type(exc).__name__}: {what.splitlines()[0] if what else ''}); "
+            f"check the network and ANTHROPIC_BASE_URL, or run without --exact for the offline estimate")
+
+
+def workspace_root(args, start: Path) -> Path:
+    """The workspace root of a run started in ``start``: --root, else the nearest marked ancestor, else ``start``
+    itself, said on stderr; refused (usage error) when that unmarked tree is huge."""
+    from .core.config import choose_root, count_dirs
+
+    if getattr(args, "root", None) is not None:
+        root = Path(os.path.abspath(args.root))
+        if not root.is_dir():
+            raise _Usage(f"--root {args.root}: not a directory")
+        try:
+            Path(os.path.abspath(start)).relative_to(root)
+        except ValueError:
+            raise _Usage(f"--root {args.root}: {start} is not inside it") from None
+        return root
+    choice = choose_root(start)
+    if choice.marker is None:
+        n = count_dirs(choice.root, MARKERLESS_MAX_DIRS)
+        if n > MARKERLESS_MAX_DIRS:
+            raise _Usage(f"{choice.root} has no .git or .ctxls.toml in it or above it and over "
+                         f"{MARKERLESS_MAX_DIRS:,} directories: not taken as one workspace; pass --root DIR "
+                         f"(or create {choice.root / '.ctxls.toml'})")
+        _say(f"workspace root {choice.root} ({choice.why()}; pass --root DIR to choose another)")
+    return choice.root
+
+
+def _existing_dir(flag: str, raw: Path) -> Path:
+    p = Path(os.path.abspath(raw))
+    if not p.is_dir():
+        raise _Usage(f"{flag} {raw}: {'not a directory' if p.exists() else 'no such directory'}")
+    return p
 
 
 def _settings(args, root: Path):
@@ -170,13 +267,17 @@ def _settings(args, root: Path):
             raise _Usage("--window must be a positive number of tokens")
         changes["window"] = args.window
     if args.home is not None:
-        changes["home"] = Path(os.path.abspath(args.home))
+        changes["home"] = _existing_dir("--home", args.home)
     elif os.environ.get("CLAUDE_CONFIG_DIR"):
         changes["config_dir"] = Path(os.environ["CLAUDE_CONFIG_DIR"]).expanduser()
     if args.model:
+        from .core.tokens import known_model
+
+        if not known_model(args.model):
+            _say(f"--model {args.model}: not a Claude model ctxls knows; counting without a calibration factor")
         changes["model"] = args.model
     if args.ceiling is not None:
-        changes["ceiling"] = Path(os.path.abspath(args.ceiling))
+        changes["ceiling"] = _existing_dir("--ceiling", args.ceiling)
     from .core.config import apply_agent_settings
 
     settings, problems = apply_agent_settings(settings.replace(**changes), root)  # (after --home: user settings)
@@ -210,16 +311,16 @@ def _counter(args, root: Path, settings):
 
 
 def cmd_context(args) -> int:
-    from .core.config import find_root
     from .core.loader import load_session
     from .core.report import session_to_json
 
     path = Path(os.path.abspath(args.path))
-    if not path.exists():
-        print(f"ctxls: {args.path}: no such file or directory", file=sys.stderr)
+    problem = _unusable(path, args.path)
+    if problem:
+        _say(problem)
         return 2
     start = path if path.is_dir() else path.parent
-    root = find_root(start)
+    root = workspace_root(args, start)
     try:
         settings = _settings(args, root)
     except _Usage as exc:
@@ -247,8 +348,9 @@ def cmd_budget(args) -> int:
     from .core.fs import FileSystem
 
     root = Path(os.path.abspath(args.root))
-    if not root.is_dir():
-        print(f"ctxls: {args.root}: not a directory", file=sys.stderr)
+    problem = _unusable(root, args.root, directory=True)
+    if problem:
+        _say(problem)
         return 2
     try:
         settings = _settings(args, root)
@@ -278,29 +380,35 @@ def cmd_budget(args) -> int:
     return 0
 
 
-def _jobs(raw: str) -> int:
+def _unusable(path: Path, raw, directory: bool = False) -> str | None:
+    """Why ``path`` cannot be analysed (missing, not a directory, unreadable), or None."""
     try:
-        n = int(raw)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {raw!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return n
+        if not path.exists():
+            return f"{raw}: no such file or directory"
+        if directory and not path.is_dir():
+            return f"{raw}: not a directory"
+        d = path if path.is_dir() else path.parent
+        if not os.access(d, os.R_OK | os.X_OK):
+            return f"{raw}: permission denied (ctxls needs to list {d})"
+    except OSError as exc:
+        return f"{raw}: {exc.strerror or exc}"
+    return None
 
 
 def cmd_check(args) -> int:
     import dataclasses
 
     from .core.check import Workspace, run_checks, usable_cpus
-    from .core.config import check_config_for, find_root
+    from .core.config import check_config_for
     from .core.fixes import plan_fixes
 
     paths = [Path(os.path.abspath(p)) for p in args.paths]
     for p, raw in zip(paths, args.paths):
-        if not p.exists():
-            print(f"ctxls: {raw}: no such file or directory", file=sys.stderr)
+        problem = _unusable(p, raw)
+        if problem:
+            _say(problem)
             return 2
-    root = find_root(paths[0] if paths else Path.cwd())
+    root = workspace_root(args, paths[0] if paths else Path.cwd())
     try:
         settings = _settings(args, root)
         counter, cache = _counter(args, root, settings)
@@ -340,13 +448,14 @@ def cmd_check(args) -> int:
     config = dataclasses.replace(config, **changes)
 
     from .core import resultcache as RC
+    from .core.statedir import make_parent
 
     cache_key = RC.key_of(__version__, repr(settings), repr(config), sorted(known), [str(p) for p in paths])
     # Exact counts come from the provider at run time: such a run neither reuses nor stores a report.
     results = RC.ResultCache(None if args.no_cache or args.exact else root / ".ctxls" / "cache" / "check.json")
     if results.path is not None:  # create it now: creating it after the scan would change the root's mtime
         try:
-            results.path.parent.mkdir(parents=True, exist_ok=True)
+            make_parent(results.path)
         except OSError:
             results.path = None
 
@@ -462,6 +571,39 @@ def _check_report(args, result, root: Path, config, fixed: int) -> dict:
         extra = f"; fixed {fixed}" if args.fix else ""
         err.append(f"{summary}{extra}\n")
     return {"stdout": out, "stderr": "".join(err), "status": 1 if at_or_above(findings, config.fail_level) else 0}
+
+
+def cmd_rules(args) -> int:
+    from .core.formats import rules_markdown
+
+    text = rules_markdown()
+    fmt = args.format or ("text" if sys.stdout.isatty() else "markdown")
+    if fmt == "markdown":
+        sys.stdout.write(text)
+        return 0
+    from .render import print_markdown
+
+    print_markdown(text)
+    return 0
+
+
+def cmd_serve(args) -> int:
+    from .lsp.server import main as serve
+
+    tcp = None
+    if args.tcp is not None:
+        host, sep, port = args.tcp.rpartition(":")
+        if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+            raise _Usage(f"--tcp {args.tcp}: expected HOST:PORT with a port from 1 to 65535, e.g. 127.0.0.1:2087")
+        tcp = (host or "127.0.0.1", int(port))
+    home = _existing_dir("--home", args.home) if args.home else None
+    try:
+        return serve(tcp, home)
+    except OSError as exc:
+        if tcp is None:
+            raise
+        _say(f"serve: cannot listen on {tcp[0]}:{tcp[1]}: {exc.strerror or exc}")
+        return EXIT_SERVICE
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,20 +15,7 @@ from typing import Any, Iterator
 
 from ..core.rules.security import scan_text
 
-STATE_DIR = ".ctxls"
-
-
-def state_dir(root: Path) -> Path:
-    """`.ctxls/` of the workspace, created with a `.gitignore` of `*` so it never shows as untracked."""
-    d = root / STATE_DIR
-    d.mkdir(parents=True, exist_ok=True)
-    gi = d / ".gitignore"
-    if not gi.exists():
-        try:
-            gi.write_text("# written by ctxls\n*\n", encoding="utf-8")
-        except OSError:
-            pass
-    return d
+from ..core.statedir import STATE_DIR, state_dir  # noqa: F401  (shared with the check cache)
 
 
 def now_iso() -> str:

@@ -10,6 +10,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from .statedir import make_parent
 from .tokens import ENCODING
 
 VERSION = 1
@@ -36,7 +37,7 @@ class TokenCache(dict):
         if self.path is None or len(self) == self.loaded:
             return False
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_parent(self.path)
             text = json.dumps({"version": VERSION, "encoding": ENCODING, "tokens": dict(self)}, separators=(",", ":"))
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tokens.")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,22 +16,81 @@ CONFIG_FILE = ".ctxls.toml"
 
 def find_root(start: Path) -> Path:
     """Workspace root for ``start``: nearest ancestor with `.ctxls.toml` or `.git`, else ``start``."""
+    return choose_root(start).root
+
+
+@dataclass(frozen=True)
+class RootChoice:
+    root: Path
+    marker: str | None
+    """What marks ``root`` (`.ctxls.toml`, `.git`, `[tool.ctxls]`), or None: no marker above the start."""
+
+    def why(self) -> str:
+        if self.marker is None:
+            return "no .git, .ctxls.toml or [tool.ctxls] in it or above it"
+        return f"it holds {self.marker}"
+
+
+def choose_root(start: Path) -> RootChoice:
+    """The workspace root for ``start`` and why. A directory that cannot be examined counts as unmarked (the
+    walk goes on upwards): never raises."""
     start = Path(os.path.abspath(start))
-    d = start if start.is_dir() else start.parent
+    d = start if _is_dir(start) else start.parent
     probe = d
     while True:
-        if (probe / CONFIG_FILE).is_file() or (probe / ".git").exists() or _has_tool_table(probe):
-            return probe
+        marker = _marker(probe)
+        if marker is not None:
+            return RootChoice(probe, marker)
         if probe.parent == probe:
-            return d
+            return RootChoice(d, None)
         probe = probe.parent
+
+
+def _is_dir(p: Path) -> bool:
+    try:
+        return p.is_dir()
+    except OSError:
+        return False
+
+
+def _marker(d: Path) -> str | None:
+    try:
+        if (d / CONFIG_FILE).is_file():
+            return CONFIG_FILE
+        if (d / ".git").exists():
+            return ".git"
+    except OSError:  # (an unreadable directory: Path.is_file raises on EACCES)
+        return None
+    return "[tool.ctxls] in pyproject.toml" if _has_tool_table(d) else None
+
+
+def count_dirs(root: Path, limit: int) -> int:
+    """Directories under ``root`` (itself included), counting stops past ``limit``; unreadable ones count
+    once and are not entered. Skips what the workspace scan skips (.git, node_modules, ...)."""
+    from .discovery import SKIP_DIRS
+
+    n, stack = 0, [str(root)]
+    while stack and n <= limit:
+        d = stack.pop()
+        n += 1
+        try:
+            with os.scandir(d) as it:
+                for e in it:
+                    try:
+                        if e.is_dir(follow_symlinks=False) and e.name not in SKIP_DIRS:
+                            stack.append(e.path)
+                    except OSError:
+                        continue
+        except OSError:
+            continue
+    return n
 
 
 def _has_tool_table(d: Path) -> bool:
     py = d / "pyproject.toml"
-    if not py.is_file():
-        return False
     try:
+        if not py.is_file():
+            return False
         return isinstance(tomllib.loads(py.read_text(encoding="utf-8")).get("tool", {}).get("ctxls"), dict)
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return False

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .fs import FileSystem
+from .statedir import make_parent
 
 VERSION = 3
 
@@ -144,7 +145,7 @@ class ResultCache:
             return False
         run = os.urandom(8).hex()
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            make_parent(self.path)
         except OSError:
             return False
         if not self._write(self.path, {"version": VERSION, "key": key, "fingerprint": fp, "run": run}):

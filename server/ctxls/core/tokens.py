@@ -33,6 +33,12 @@ MODEL_FACTORS: dict[str, float] = {
 }
 
 
+def known_model(model: str) -> bool:
+    """Whether ``model`` names a model ctxls has a calibration factor for (or any Claude model: they default to
+    factor 1.0 by design, the old tokenizer)."""
+    return model.startswith("claude-") or any(model.startswith(p) for p in MODEL_FACTORS)
+
+
 def factor_for(model: str | None, explicit: float = 1.0) -> float:
     if explicit != 1.0 or not model:
         return explicit

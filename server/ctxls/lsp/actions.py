@@ -6,6 +6,7 @@ from __future__ import annotations
 from lsprotocol import types as T
 
 from ..core.findings import Fix
+from ..core.statedir import make_parent
 from .convert import path_to_uri, to_range
 from .server import CtxlsServer
 
@@ -135,7 +136,7 @@ async def show_report(ls: CtxlsServer, name: str, text: str):
     """Write a markdown report under the workspace's `.ctxls/reports/` and ask the client to show it."""
     out = ls.root / ".ctxls" / "reports" / name
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
+        make_parent(out)
         out.write_text(text, encoding="utf-8")
     except OSError as exc:
         ls.log(f"cannot write report {out}: {exc}", T.MessageType.Warning)

@@ -168,15 +168,16 @@ def create_server() -> CtxlsServer:
     return server
 
 
-def main(tcp: str | None = None, home: Path | None = None) -> int:
+def main(tcp: tuple[str, int] | None = None, home: Path | None = None) -> int:
+    """Serve on stdio, or on TCP at ``(host, port)`` (the CLI parsed and checked it). A port that cannot be
+    bound raises OSError before anything is served."""
     logging.basicConfig(level=os.environ.get("CTXLS_LOG", "WARNING"), format="ctxls %(levelname)s %(message)s")
     if "CTXLS_LOG" not in os.environ:  # cancellations of already-answered pulls are routine, not warnings
         logging.getLogger("pygls.protocol.json_rpc").setLevel(logging.ERROR)
     server = create_server()
     server.home_override = home
     if tcp:
-        host, _, port = tcp.rpartition(":")
-        server.start_tcp(host or "127.0.0.1", int(port))
+        server.start_tcp(*tcp)
     else:
         server.start_io()
     return 0
