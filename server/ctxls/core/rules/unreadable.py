@@ -7,6 +7,8 @@ over the size limit, an instruction directory that cannot be listed: each is a f
 
 from __future__ import annotations
 
+import os
+
 from .. import discovery as D
 from ..check import Workspace
 from ..findings import Finding, Span
@@ -23,12 +25,12 @@ _KINDS = (D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD, D.RULE, D.SKILL, D.COMMAN
       example="```text\n$ chmod 000 CLAUDE.local.md   # or: a CLAUDE.md saved as UTF-16 with NUL bytes\n```",
       fix="Make the file readable text (permissions, encoding) or delete it. Directories the scan could not enter "
           "(permission denied) are reported on the directory, since files below it are not seen at all. Symlink "
-          "cycles are not reported (the scan cuts them, nothing is lost).")
+          "cycles and directories that vanished during the scan are not reported.")
 def unreadable_instruction_file(ws: Workspace):
     if ws.scope is None:
         for path, reason in ws.index.skipped:
-            if "cycle" in reason:
-                continue
+            if "cycle" in reason or "vanished" in reason or not os.path.lexists(path):
+                continue  # a cut symlink cycle loses nothing; a directory that is gone is not unreadable
             yield Finding("CTX107", "warning", path, Span(0, 0, 0, 0),
                           f"{ws.rel(path)} cannot be read ({reason}): instruction files below it are not seen by the "
                           f"agent or by this check")
