@@ -339,7 +339,7 @@ def cmd_context(args) -> int:
         return 0
     from .render import print_context
 
-    print_context(session)
+    print_context(session, settings.home)
     return 0
 
 
@@ -366,7 +366,7 @@ def cmd_budget(args) -> int:
     from .render import budget_progress
 
     with budget_progress(enabled=args.format == "text" and sys.stderr.isatty()) as progress:
-        report = compute_budget(root, settings, fs=fs, counter=counter, progress=progress)
+        report = compute_budget(root, settings, fs=fs, counter=counter, progress=progress, all_dirs=args.all_dirs)
     cache.save()
     if args.format == "json":
         from .core.report import budget_to_json
@@ -541,7 +541,9 @@ def _explain(code: str, result, root: Path) -> int:
         cands = f.data.get("candidates") if isinstance(f.data, dict) else None
         if cands and not any("where it may have gone" in w for w in (lines or [])):
             out.append("    candidates: " + ", ".join(str(c) for c in cands))
-    out.append(f"{len(found)} finding{'s' if len(found) != 1 else ''} of {code}")
+    from .core.words import plural
+
+    out.append(f"{plural(len(found), 'finding')} of {code}")
     try:
         sys.stdout.write("\n".join(out) + "\n")
     except OSError as exc:
@@ -567,7 +569,11 @@ def _check_report(args, result, root: Path, config, fixed: int) -> dict:
         counts = {}
         for f in findings:
             counts[f.severity] = counts.get(f.severity, 0) + 1
-        summary = ", ".join(f"{n} {sev}" for sev, n in sorted(counts.items())) or "no findings"
+        from .core.words import plural
+
+        order = ("error", "warning", "info", "hint")
+        summary = ", ".join(plural(counts[sev], sev) for sev in sorted(counts, key=lambda v: (
+            order.index(v) if v in order else len(order), v))) or "no findings"
         extra = f"; fixed {fixed}" if args.fix else ""
         err.append(f"{summary}{extra}\n")
     return {"stdout": out, "stderr": "".join(err), "status": 1 if at_or_above(findings, config.fail_level) else 0}

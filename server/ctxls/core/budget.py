@@ -61,6 +61,9 @@ class BudgetReport:
     memory_cut: str | None = None
     memory_source: Path | None = None
     policy: list[str] = field(default_factory=list)
+    other_dirs: list[DirCost] = field(default_factory=list)
+    """Directories nobody starts a session in (agent config, docs: core/startdirs.py), most expensive first;
+    empty when the report ranks every directory."""
 
     @property
     def worst(self) -> DirCost:
@@ -94,7 +97,10 @@ def compute_budget(
     counter: TokenCounter | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     reuse: bool = True,
+    all_dirs: bool = False,
 ) -> BudgetReport:
+    """With ``all_dirs``, every directory is ranked; otherwise only those a session starts in, the rest in
+    ``other_dirs``."""
     settings = settings or Settings()
     fs = fs or FileSystem(max_bytes=settings.max_file_bytes)
     counter = counter or TokenCounter(factor_for(settings.model, settings.token_factor))
@@ -135,6 +141,12 @@ def compute_budget(
         root_session = load_session(root, (), settings, root=root, fs=fs, counter=counter)
         dirs.append(DirCost(root, root_session.startup_tokens, 0, 0, None, 0))
     dirs.sort(key=lambda c: (-c.startup_tokens, c.dir.as_posix()))
+    others: list[DirCost] = []
+    if not all_dirs:
+        from .startdirs import is_start_dir
+
+        others = [c for c in dirs if not is_start_dir(c.dir, root)]
+        dirs = [c for c in dirs if is_start_dir(c.dir, root)]
 
     # A file's cost is what it sends: the rendered block when some session loads it at startup (already
     # counted), else its preprocessed content (rules with paths:, skills, commands).
@@ -157,7 +169,7 @@ def compute_budget(
     files.sort(key=lambda f: (-f.tokens, f.path.as_posix()))
 
     fixed = settings.system_prompt_tokens + settings.tool_schema_tokens
-    rep = BudgetReport(root, settings, counter.method, fixed, dirs, files, index, root_session)
+    rep = BudgetReport(root, settings, counter.method, fixed, dirs, files, index, root_session, other_dirs=others)
     for b in root_session.blocks:
         if b.kind == M.SKILL_LISTING:
             rep.skills_tokens += b.tokens
@@ -185,7 +197,8 @@ def suggest_policy(rep: BudgetReport) -> list[str]:
         per = min(s.skill_desc_cap, max(20, listing.budget_chars // n - 4))
         state = (f"now {listing.full_chars:,} chars, over budget" if listing.over_budget
                  else f"now {listing.full_chars:,} chars")
-        lines.append(f"Skill descriptions stay under {per:,} chars each so all {n} fit the "
+        fit = "it fits" if n == 1 else f"all {n} fit"
+        lines.append(f"Skill descriptions stay under {per:,} chars each so {fit} the "
                      f"{listing.budget_chars:,}-char listing ({state}).")
     else:
         lines.append(f"MEMORY.md stays under {s.memory_max_lines} lines; detail goes into topic files.")

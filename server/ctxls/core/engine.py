@@ -35,9 +35,12 @@ log = logging.getLogger("ctxls.engine")
 @dataclass
 class FileLens:
     tokens: int
+    """As sent (spec A3 wrapper included): the figure hover, `context` and `budget` show for the file."""
     startup_dirs: int
     touch_dirs: int
     kind: str
+    raw_tokens: int = 0
+    """The file's own loaded content without the wrapper (shown only where labelled)."""
 
 
 class Engine:
@@ -598,7 +601,8 @@ class Engine:
             if fi.text is None:
                 return None
             kind = ws.kind_of(path)
-            tokens = self.counter.count(fi.prepared.content)
+            raw = self.counter.count(fi.prepared.content)
+            tokens = self._as_sent(ws, path, kind, fi.prepared.content)
             startup = ws.sessions_loading(path)
             touch = 0
             if kind in (D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD):
@@ -609,7 +613,23 @@ class Engine:
                         touch += 1
             elif kind == D.RULE:
                 touch = len(ws.index.dirs) - startup if startup < len(ws.index.dirs) else 0
-            return FileLens(tokens, startup, touch, kind)
+            return FileLens(tokens, startup, touch, kind, raw)
+
+    def _as_sent(self, ws, path: Path, kind: str, content: str) -> int:
+        """The file's block as a session sends it: the startup session of its own directory (or the root's)
+        when it loads there, else its rendering as a file read at startup would be (what touch appends wraps
+        the same content)."""
+        from .loader import render_file
+
+        here = path.parent.parent if path.parent.name == ".claude" else path.parent
+        for start in (here, self.root):
+            inside = start == self.root or self.root in start.parents
+            s = self._sessions.get(start) or (ws.session(start) if inside and start.is_dir() else None)
+            for b in (s.blocks if s is not None else ()):
+                if b.source == path:
+                    return b.tokens
+        tier = "Local" if kind == D.CLAUDE_LOCAL_MD else "Project"
+        return self.counter.count(render_file(path, tier, content, kind == D.RULE))
 
 
 def _by_path(findings: list[Finding]) -> dict[str, list[Finding]]:

@@ -96,6 +96,7 @@ def budget_to_json(rep, top: int = 5) -> dict[str, Any]:
                  "skipped": [{"path": str(p), "reason": r} for p, r in rep.index.skipped]},
         "root_dir": dcost(rc),
         "directories": [dcost(d) for d in rep.dirs[:top]],
+        "other_directories": [dcost(d) for d in rep.other_dirs[:top]],
         "largest_files": [{"source": rep.rel(f.path), "kind": f.kind, "tokens": f.tokens, "lines": f.lines}
                           for f in rep.files[:top]],
         "skills": None if listing is None else {

@@ -11,6 +11,7 @@ from lsprotocol import types as T
 
 from ..core import discovery as D
 from ..core.findings import Span
+from ..core.words import plural
 from ..core.loader import resolve_import
 from ..core.markdown import prepare
 from .convert import from_position, path_to_uri, to_range
@@ -74,8 +75,9 @@ def lens_title(ls: CtxlsServer, path: Path) -> str | None:
     lens = engine.lens(path)
     if lens is None:
         return None
-    return (f"{lens.tokens:,} tokens · startup in {lens.startup_dirs} dir{'s' if lens.startup_dirs != 1 else ''}"
-            f" · on touch in {lens.touch_dirs}")
+    # As sent (the figure hover and `ctxls context` show); the file's own text is labelled as such.
+    return (f"{lens.tokens:,} tokens as sent ({lens.raw_tokens:,} in the file) · startup in "
+            f"{plural(lens.startup_dirs, 'dir')} · on touch in {lens.touch_dirs}")
 
 
 def links_of(ls: CtxlsServer, path: Path) -> list[tuple[Span, Path]]:
