@@ -33,8 +33,8 @@ def test_shortcut_for_inert_directories_is_exact(demo) -> None:
 
 def test_every_directory_costs_what_its_session_loads(demo) -> None:
     root, settings = demo
-    rep = compute_budget(root, settings)
-    assert len(rep.dirs) == len(rep.index.dirs)
+    rep = compute_budget(root, settings, all_dirs=True)
+    assert len(rep.dirs) == len(rep.index.dirs) and not rep.other_dirs
     for d in rep.dirs:
         assert d.startup_tokens == load_session(d.dir, (), settings, root=root).startup_tokens
     costs = [d.startup_tokens for d in rep.dirs]
@@ -72,3 +72,17 @@ def test_budget_reports_unscannable_directories(demo, monkeypatch) -> None:
     rep = compute_budget(root, settings)
     assert (bad, "permission denied") in rep.index.skipped
     assert all(d.dir != bad for d in rep.dirs)
+
+
+def test_ranking_leaves_out_agent_config_and_docs_folders(demo) -> None:
+    """Nobody starts a session in `.claude/rules` or `docs/`: those are reported apart (issue 16)."""
+    root, settings = demo
+    rep = compute_budget(root, settings)
+    everything = compute_budget(root, settings, all_dirs=True)
+    ranked = {d.dir.relative_to(root).as_posix() for d in rep.dirs}
+    others = {d.dir.relative_to(root).as_posix() for d in rep.other_dirs}
+    assert ranked | others == {d.dir.relative_to(root).as_posix() for d in everything.dirs}
+    assert not ranked & others
+    assert {".claude", ".claude/rules", ".claude/skills/release", "docs"} <= others
+    assert {".", "services/billing", "services/billing/tests"} <= ranked
+    assert all(not part.startswith(".") and part != "docs" for d in ranked - {"."} for part in d.split("/"))

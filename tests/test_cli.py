@@ -196,7 +196,7 @@ def test_context_text_output_has_a_table_header(demo):
 def test_budget_text_output_has_a_table_header(demo):
     proc = ctxls("budget", "repo", "--no-cache", "--ceiling", "repo", cwd=demo)
     assert proc.returncode == 0, proc.stderr
-    assert any("directory" in line and "startup tokens" in line for line in proc.stdout.splitlines())
+    assert any("directory" in line and "startup" in line and "largest block" in line for line in proc.stdout.splitlines())
     assert "services/billing/tests" in proc.stdout
 
 
