@@ -25,6 +25,28 @@ vim.lsp.config("ctxls", {
   -- The first marker found walking up from the buffer wins: a .ctxls.toml marks the workspace root explicitly,
   -- otherwise the git root. Without either, the server falls back to Neovim's working directory.
   root_markers = { ".ctxls.toml", ".git" },
+  -- A file with no marker above it may still belong to a running workspace: the project's auto memory
+  -- (~/.claude/projects/<project>/memory/MEMORY.md) lives outside the repository, and its findings (CTX105:
+  -- lines past 200 never load) come from the workspace's server. Ask each running ctxls server whether it
+  -- owns the file (command ctxls.owns) and attach to that one, instead of starting a second, rootless server
+  -- that sees no workspace and reports nothing.
+  root_dir = function(bufnr, on_dir)
+    local root = vim.fs.root(bufnr, { ".ctxls.toml", ".git" })
+    if root then
+      return on_dir(root)
+    end
+    local uri = vim.uri_from_bufnr(bufnr)
+    for _, c in ipairs(vim.lsp.get_clients({ name = "ctxls" })) do
+      if c.initialized then
+        local res = c:request_sync("workspace/executeCommand",
+          { command = "ctxls.owns", arguments = { uri } }, 2000, bufnr)
+        if res and res.result and res.result.owns then
+          return on_dir(c.root_dir)
+        end
+      end
+    end
+    on_dir(nil) -- as before: a server of its own (rooted at Neovim's working directory)
+  end,
   -- Sent on request as `workspace/configuration` (section "ctxls"); it overrides .ctxls.toml key by key.
   -- Every key of the README's configuration table is accepted; `check` holds the rule-engine options
   -- (docs/rules.md). Unknown keys or bad values give a warning and fall back to the default.

@@ -358,6 +358,27 @@ local ok, err = xpcall(function()
   mark("report")
   result.report_buffer = vim.api.nvim_buf_get_name(0)
   log("budget report opened: " .. result.report_buffer)
+
+  -- 10. the project's auto memory lives outside the workspace (no marker above it): it must attach to the
+  --     workspace's client (the snippet's root_dir asks the server, command ctxls.owns), not start a second,
+  --     rootless one, and show its CTX105 (lines past 200 never load)
+  local mem = os.getenv("CTXLS_MEMORY")
+  if mem then
+    vim.cmd.edit(vim.fn.fnameescape(mem))
+    local membuf = vim.api.nvim_get_current_buf()
+    wait_for("ctxls to attach to MEMORY.md", function()
+      return #vim.lsp.get_clients({ bufnr = membuf, name = "ctxls" }) > 0
+    end)
+    result.memory_same_client = vim.lsp.get_clients({ bufnr = membuf, name = "ctxls" })[1].id == client.id
+    result.clients_after_memory = #vim.lsp.get_clients({ name = "ctxls" })
+    wait_for("CTX105 on MEMORY.md", function()
+      return find_diag(membuf, "CTX105") ~= nil
+    end)
+    mark("memory")
+    result.memory_diagnostics = codes_of(membuf)
+    result.memory_ctx105_line = find_diag(membuf, "CTX105").lnum
+    log("MEMORY.md: " .. table.concat(result.memory_diagnostics, ", "))
+  end
 end, function(e)
   return debug.traceback(tostring(e), 2)
 end)

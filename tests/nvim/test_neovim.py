@@ -108,6 +108,10 @@ def test_neovim_diagnostics_hover_quick_fix(nvim, workspace: Path, tmp_path: Pat
     result_path = tmp_path / "result.json"
     env = _env(tmp_path, runtime, workspace, result_path)
     env["CTXLS_DIAGNOSTICS"] = model
+    # the project's auto memory (the workspace's .ctxls.toml points it at ../home/mem), 14 lines past the cut
+    memory = tmp_path / "home" / "mem" / "MEMORY.md"
+    memory.write_text("# Memory\n" + "".join(f"- fact {i}\n" for i in range(1, 214)), encoding="utf-8")
+    env["CTXLS_MEMORY"] = str(memory)
     t0 = time.monotonic()
     proc = subprocess.run([str(binary), "--clean", "--headless", "-l", str(HARNESS)], cwd=workspace, env=env,
                           capture_output=True, text=True, timeout=60)
@@ -137,7 +141,8 @@ def test_neovim_diagnostics_hover_quick_fix(nvim, workspace: Path, tmp_path: Pat
     assert all(d["source"] == "ctxls" for d in r["diagnostics"])
 
     # the snippet's code lens refresh: "N tokens · startup in D dirs · on touch in T" on line 1
-    assert r["code_lens"]["line"] == 0 and "tokens · startup in" in r["code_lens"]["title"], r["code_lens"]
+    assert r["code_lens"]["line"] == 0 and "tokens as sent" in r["code_lens"]["title"], r["code_lens"]
+    assert "· startup in" in r["code_lens"]["title"], r["code_lens"]
 
     # hover on a deep source file: the nested CLAUDE.md shows, with the window size from `settings`
     assert "services/billing/CLAUDE.md" in r["hover"]
@@ -166,6 +171,10 @@ def test_neovim_diagnostics_hover_quick_fix(nvim, workspace: Path, tmp_path: Pat
     assert r["show_document"] and r["show_document"][-1].endswith("/.ctxls/reports/budget.md")
     assert "on_error" not in _tail(lsp_log, 100_000), "a Neovim LSP handler failed" + context
 
+    # the memory file outside the workspace attached to the workspace's client and got its CTX105 (line 201)
+    assert r["memory_same_client"] is True and r["clients_after_memory"] == 1, r
+    assert "CTX105" in r["memory_diagnostics"] and r["memory_ctx105_line"] == 200, r["memory_diagnostics"]
+
     # clients stopped before exit, and the server process ended cleanly
     assert r["clients_left"] == 0 and r["clients_stopped_gracefully"] is True, context
     assert r["server_exit"] == {"code": 0, "signal": 0}, r.get("server_exit")
@@ -175,7 +184,7 @@ def test_neovim_diagnostics_hover_quick_fix(nvim, workspace: Path, tmp_path: Pat
              "code lens": t["code_lens"] - t["diagnostics"], "hover (with attach)": t["hover"] - t["before_split"],
              ":CtxlsHover": t["ctxls_hover"] - t["hover"], "code actions": t["code_actions"] - t["ctxls_hover"],
              "cleared after edit": t["cleared"] - t["applied"], "disk change": t["disk_change"] - t["cleared"],
-             "report": t["report"] - t["disk_change"], "stop": t["stopped"] - t["done"]}
+             "report": t["report"] - t["disk_change"], "memory file": t["memory"] - t["report"], "stop": t["stopped"] - t["done"]}
     print(f"\nneovim {r['nvim_version']} ({model}, {r['offset_encoding']}): "
           + ", ".join(f"{k} {v}ms" for k, v in spans.items()) + f"; nvim wall {wall:.2f}s")
     assert wall < 20, f"took {wall:.1f}s" + context

@@ -615,6 +615,16 @@ class Engine:
                 touch = len(ws.index.dirs) - startup if startup < len(ws.index.dirs) else 0
             return FileLens(tokens, startup, touch, kind, raw)
 
+    def owns(self, path: Path) -> bool:
+        """Whether ``path`` is analysed by this workspace: inside its root, or one of the auto-memory files
+        that live outside it (`~/.claude/projects/<slug>/memory/`), whose findings this engine reports."""
+        path = Path(os.path.abspath(path))
+        if path == self.root or self.root in path.parents:
+            return True
+        with self.lock:
+            mem = self.workspace().memory_dir
+        return mem in path.parents
+
     def _as_sent(self, ws, path: Path, kind: str, content: str) -> int:
         """The file's block as a session sends it: the startup session of its own directory (or the root's)
         when it loads there, else its rendering as a file read at startup would be (what touch appends wraps

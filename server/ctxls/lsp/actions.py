@@ -15,6 +15,7 @@ BUDGET_REPORT = "ctxls.budgetReport"
 REFRESH = "ctxls.refresh"
 APPLY_FIX = "ctxls.applyFix"
 STATUS = "ctxls.status"
+OWNS = "ctxls.owns"
 
 
 def register(server: CtxlsServer) -> None:
@@ -101,6 +102,16 @@ def register(server: CtxlsServer) -> None:
                 "last_check_mode": eng.last_check_mode if eng else None,
                 "watch_batches": co.batches if co else 0, "watch_events": co.events if co else 0,
                 "findings": sum(len(v) for v in eng.findings.values()) if eng else 0}
+
+    @server.command(OWNS)
+    def owns(ls: CtxlsServer, *args):
+        """Whether the file at ``args[0]`` (a URI) belongs to this server's workspace, memory files outside the
+        root included: an editor asks before it starts a second, rootless server for such a file
+        (client-nvim/ctxls.lua's root_dir)."""
+        path = ls.path_of(args[0]) if args and isinstance(args[0], str) else None
+        if path is None or ls.engine is None:
+            return {"owns": False, "root": str(ls.root) if ls.root else None}
+        return {"owns": ls.engine.owns(path), "root": str(ls.root)}
 
     @server.command(REFRESH)
     async def refresh(ls: CtxlsServer, *args):
