@@ -83,8 +83,29 @@ def test_buried_line_at_eof_without_newline_moves(tmp_path: Path) -> None:
     [f] = run_checks(ws).findings
     plan = plan_fixes([f], lambda p: p.read_text() if p.exists() else None)
     new = plan.files[tmp_path / "repo" / "CLAUDE.md"]
-    assert new.startswith("# T\n- NEVER force-push.\n\nIntro.\n")
+    assert new.startswith("# T\n\n**Critical:**\n- NEVER force-push.\n\nIntro.\n")
     assert new.count("NEVER force-push") == 1
+
+
+def test_fix_keeps_blank_lines_and_appends_to_its_critical_block(tmp_path: Path) -> None:
+    """The buried line went directly under the H1 with no blank line, out of its section (issue 16): it goes into
+    a Critical block with blank lines around it, and a second run appends to that block instead of a new one."""
+    text = ("# T\n\nIntro.\n\n## Conventions\n\n" + _long(70) + "\n## Testing\n\n- IMPORTANT: run pytest -x.\n"
+            "- Use fixtures.\n")
+    ws = _ws(tmp_path, {"repo/CLAUDE.md": text}, select=frozenset({"CTX601"}))
+    [f] = run_checks(ws).findings
+    read = lambda p: p.read_text() if p.exists() else None  # noqa: E731
+    path = tmp_path / "repo" / "CLAUDE.md"
+    path.write_text(plan_fixes([f], read).files[path])
+    first = path.read_text()
+    assert first.startswith("# T\n\n**Critical:**\n- IMPORTANT: run pytest -x.\n\nIntro.\n\n## Conventions\n")
+    assert first.endswith("## Testing\n\n- Use fixtures.\n")
+    path.write_text(first + "\n## Release\n\n" + _long(5) + "- NEVER tag by hand.\n")
+    [g] = run_checks(_ws(tmp_path, {}, select=frozenset({"CTX601"}))).findings
+    path.write_text(plan_fixes([g], read).files[path])
+    assert path.read_text().startswith("# T\n\n**Critical:**\n- IMPORTANT: run pytest -x.\n- NEVER tag by hand.\n\n"
+                                       "Intro.\n")
+    assert path.read_text().count("**Critical:**") == 1
 
 
 def test_line_of_a_paragraph_is_reported_without_fix(tmp_path: Path) -> None:

@@ -140,7 +140,8 @@ def _is_critical(line: str) -> bool:
       example="```markdown\n# Project\n...80 lines of conventions...\n- NEVER run migrations against production "
               "by hand.\n```",
       fix="Move the line to the top of the file. The quick fix (applied by --fix) moves it, with its continuation "
-          "lines, right after the first heading (after any frontmatter) and deletes it from its old place; when a "
+          "lines, into a `**Critical:**` block right after the first heading (after any frontmatter; created once, "
+          "with blank lines around it, and appended to by later fixes) and deletes it from its old place; when a "
           "file has several, the first fix moves them all at once, in their original order, and a one-line "
           "paragraph becomes a list item. It is offered only when the instruction stands alone (a list item or a "
           "one-line paragraph), never for one line of a longer paragraph. Severity is warning when the line is "
@@ -295,18 +296,35 @@ def _unit(doc: _Doc, i: int) -> _Unit | None:
     return _Unit(i, j, delete, "\n".join(body))
 
 
+CRITICAL_LABEL = "**Critical:**"
+"""The label of the block the CTX601 fix moves buried lines into, right under the first heading. Not a heading:
+a `## Critical` there would take the file's introduction into its section."""
+
+
 def _move_fix(path: Path, doc: _Doc, top: int, units: list[_Unit]) -> Fix:
-    """Insert ``units`` (in file order) at line ``top`` and delete them where they were."""
+    """Move ``units`` (in file order) into the file's Critical block at line ``top`` (created the first time,
+    with the blank lines markdown expects around it; later moves append to its list) and delete them where
+    they were."""
     lines = doc.lines
-    new = "\n".join(u.text for u in units) + "\n"
-    at = lines[top] if top < len(lines) else ""
-    if at.strip() and not _LIST_ITEM.match(at):
-        new += "\n"  # keep a following paragraph from becoming part of the list
-    if top > 0 and lines[top - 1].strip() and not _HEADING.match(lines[top - 1]):
-        new = "\n" + new
-    edits = [Edit(path, Span(top, 0, top, 0), new)] + [Edit(path, u.delete, "") for u in units]
-    title = ("Move this instruction to the top of the file" if len(units) == 1 else
-             f"Move the {len(units)} buried critical instructions of this file to the top, in order")
+    n = len(lines)
+    items = "\n".join(u.text for u in units) + "\n"
+    label = next((k for k in range(top, min(n, top + 3)) if lines[k].strip() == CRITICAL_LABEL), None)
+    if label is not None:
+        at = label + 1
+        while at < n and lines[at].strip() and not _HEADING.match(lines[at]):
+            at += 1  # after the block's last item
+        edit = Edit(path, Span(at, 0, at, 0), items)
+    else:
+        new = f"{CRITICAL_LABEL}\n{items}"
+        if top < n and lines[top].strip():
+            new += "\n"  # a blank line before what follows
+        if top > 0 and lines[top - 1].strip():
+            new = "\n" + new  # and one after the heading above
+        edit = Edit(path, Span(top, 0, top, 0), new)
+    edits = [edit] + [Edit(path, u.delete, "") for u in units]
+    title = ("Move this instruction to the Critical block at the top of the file" if len(units) == 1 else
+             f"Move the {len(units)} buried critical instructions of this file to the Critical block at the top, "
+             f"in order")
     return Fix(title, tuple(edits), safe=True)
 
 
