@@ -293,3 +293,16 @@ def test_build_matches_equal_unit_by_unit_resolution_on_a_generated_repo(tmp_pat
     an = D._Analysis.build(*D._inputs(ws, 4), 0.8, 4)
     assert an.matches
     _assert_matches_as_resolved(an)
+
+
+def test_session_counts_leave_out_agent_config_and_docs_folders(tmp_path: Path) -> None:
+    """"In each of N sessions" counts the directories a session starts in (issue 16): services/api, not its
+    .claude/ or docs/ folders, which load the same files."""
+    rule = "- Run the linter with `make lint` before every commit, never by hand.\n"
+    ws = make_ws(tmp_path, {"CLAUDE.md": "# Root\n" + rule, "services/api/CLAUDE.md": "# API\n" + rule,
+                            "services/api/docs/guide.md": "# Guide\n", "services/api/.claude/rules/x.md": "# X\n",
+                            "services/api/src/main.py": "print()\n"})
+    [f] = findings(ws, "CTX201")
+    assert f.path.name == "CLAUDE.md" and f.path.parent.name == "api"
+    assert "in each of 2 sessions" in f.message, f.message  # services/api and services/api/src
+    assert f.data["sessions"] == 2

@@ -347,6 +347,19 @@ class Workspace:
         return list(out)
 
     @cached_property
+    def start_mask(self) -> int:
+        """Bits (index.dirs order, as in `loads_in`) of the directories a session starts in: not agent config
+        or docs folders (core/startdirs.py). Messages that say "in N sessions" count these."""
+        from .startdirs import is_start_dir
+
+        return sum(1 << i for i, d in enumerate(self.index.dirs) if is_start_dir(d, self.root))
+
+    def sessions_in(self, mask: int) -> int:
+        """How many start directories of ``mask`` (a `loads_in` mask) load the file; all of them when none of
+        those is a start directory (a file that loads only under docs/ still loads somewhere)."""
+        return (mask & self.start_mask).bit_count() or mask.bit_count()
+
+    @cached_property
     def loads_in(self) -> dict[str, int]:
         """Real path of each file -> bitmask of the directory sessions (index.dirs order) that load it.
 

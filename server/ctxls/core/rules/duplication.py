@@ -1170,10 +1170,10 @@ def _duplicate_pair(ws: Workspace, files: list[_File], f: _File, g: _File) -> tu
     the place of the earlier copy, the sessions wording, whether deleting a copy without nested items is safe,
     and the end of the message when it is not."""
     if f is g:
-        n = f.mask.bit_count()
+        n = ws.sessions_in(f.mask)
         where = "line "
     else:
-        n = (f.mask & g.mask).bit_count()
+        n = ws.sessions_in(f.mask & g.mask)
         where = f"{_rel(ws, g)}:"
     each = "in 1 session" if n == 1 else f"in each of {n} sessions"
     fixable = f is g or _file_may_rely_on(f, g)
@@ -1181,7 +1181,7 @@ def _duplicate_pair(ws: Workspace, files: list[_File], f: _File, g: _File) -> tu
         tail = (f"; other agents read AGENTS.md without {g.path.name}: delete the copy there instead "
                 f"(or import @AGENTS.md from it)")
     elif f.mask & ~g.mask:
-        extra = (f.mask & ~g.mask).bit_count()
+        extra = ws.sessions_in(f.mask & ~g.mask)
         tail = (f"; this file also loads in {_plural(extra, 'session')} without the other copy: keep "
                 f"one copy in a file that loads wherever both are needed")
     else:
@@ -1296,7 +1296,7 @@ def _diverged_finding(ws: Workspace, files: list[_File], m: _Match, memo: dict |
     location)."""
     u, v = m.later, m.earlier
     f, g = files[u.fid], files[v.fid]
-    n = f.mask.bit_count() if u.fid == v.fid else (f.mask & g.mask).bit_count()
+    n = ws.sessions_in(f.mask if u.fid == v.fid else f.mask & g.mask)
     fixes = []
     age, newer_here = _age(f, u, g, v, memo.get(_HISTORY) if memo is not None else None)
     if newer_here is not None:
