@@ -179,3 +179,39 @@ def test_ctxls_dir_ignores_itself(demo):
     gi = demo / "repo" / ".ctxls" / ".gitignore"
     assert gi.read_text().splitlines()[-1] == "*"
     assert (demo / "repo" / ".ctxls" / "cache" / "check.json").is_file()
+
+
+# ---------------------------------------------------------------------------------------------- wording
+def test_plural():
+    from ctxls.core.words import plural
+
+    assert [plural(1, "error"), plural(2, "warning"), plural(1, "directory"), plural(3, "directory"),
+            plural(0, "path"), plural(2, "day")] == ["1 error", "2 warnings", "1 directory", "3 directories",
+                                                      "0 paths", "2 days"]
+
+
+def test_check_summary_and_budget_wording(demo):
+    proc = run(demo, "check", "repo", "--no-cache")
+    assert proc.stderr.splitlines()[-1] == "1 error, 2 warnings"
+    out = run(demo, "budget", "repo", "--no-cache").stdout
+    assert "so it fits the 8,000-char listing" in out and "so all 1 fit" not in out
+    assert "(15 directories, 17 files, 9 instruction sources;" in out
+    assert "path(s)" not in out and "1 descriptions" not in out
+
+
+def test_progress_shows_a_count_while_scanning_and_a_real_total_after():
+    from ctxls.render import progress_text
+
+    assert progress_text("scan", 638, 0) == ("scanning", "638 directories")
+    assert progress_text("sessions", 638, 1204) == ("sizing sessions", "638/1,204 directories")
+    assert "None" not in "".join(progress_text("scan", 1, 0))
+
+
+def test_rules_render_for_a_terminal_and_stay_markdown_in_a_pipe(demo):
+    piped = run(demo, "rules")
+    assert piped.returncode == 0 and piped.stdout.startswith("#")
+    assert piped.stdout == (Path(__file__).resolve().parent.parent / "docs" / "rules.md").read_text()
+    shown = run(demo, "rules", "--format", "text")
+    assert shown.returncode == 0
+    assert "CTX601" in shown.stdout
+    assert not any(line.startswith(("#", "```")) for line in shown.stdout.splitlines())  # rendered, not source

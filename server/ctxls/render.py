@@ -249,10 +249,16 @@ def budget_progress(enabled: bool) -> Iterator:
         task = prog.add_task("scanning", total=None, count="")
 
         def update(phase: str, done: int, total: int) -> None:
-            if phase == "scan":
-                prog.update(task, description="scanning", completed=done, count=f"{done:,} directories")
-            else:
-                prog.update(task, description="sizing sessions", completed=done, total=total,
-                            count=f"{done:,}/{total:,} directories")
+            what, count = progress_text(phase, done, total)
+            prog.update(task, description=what, completed=done, total=total if phase != "scan" else None,
+                        count=count)
 
         yield update
+
+
+def progress_text(phase: str, done: int, total: int) -> tuple[str, str]:
+    """What the budget's progress line says: a count while scanning (the total is unknown until the scan
+    ends), then done/total while the sessions are sized."""
+    if phase == "scan":
+        return "scanning", plural(done, "directory")
+    return "sizing sessions", f"{done:,}/{total:,} directories"
