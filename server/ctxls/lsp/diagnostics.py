@@ -47,15 +47,6 @@ def drop_pull_features(ls: CtxlsServer) -> None:
 
 
 def register(server: CtxlsServer) -> None:
-    server._check_task = None
-    server._check_sleeping = False
-    server.checks_run = 0
-    server._last_schedule = float("-inf")
-    server.published = {}
-    server.uris = {}
-    server._check_lock = asyncio.Lock()
-    server._checked_generation = -1
-
     @server.feature(T.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: CtxlsServer, params: T.DidOpenTextDocumentParams) -> None:
         buffer_changed(ls, params.text_document.uri, params.text_document.text)
@@ -129,7 +120,7 @@ async def republish(ls: CtxlsServer) -> None:
     """Publish again without a check (findings outside the engine changed: the stale-session warnings)."""
     if ls.engine is None:
         return
-    async with ls._check_lock:
+    async with ls.check_lock:
         plan = None if pull_mode(ls) else await ls.in_thread(plan_publish, ls, ls.engine)
         publish(ls, plan)
 
@@ -165,45 +156,45 @@ def schedule_check(ls: CtxlsServer, delay: float | None = None) -> None:
     if delay is None:
         # leading edge: an isolated edit is checked at once; edits that follow each other within the debounce
         # interval (typing) wait for the burst to end
-        delay = ls.debounce_s if now - ls._last_schedule < ls.debounce_s else 0.0
-    ls._last_schedule = now
-    task = ls._check_task
+        delay = ls.debounce_s if now - ls.last_schedule < ls.debounce_s else 0.0
+    ls.last_schedule = now
+    task = ls.check_task
     if task is not None and not task.done():
-        if not ls._check_sleeping:
+        if not ls.check_sleeping:
             return  # the running loop below sees the new generation
         task.cancel()
         delay = max(delay, ls.debounce_s)
 
     async def later():
-        ls._check_sleeping = True
+        ls.check_sleeping = True
         try:
             await asyncio.sleep(delay)
         finally:
-            ls._check_sleeping = False
-        while ls.engine is not None and ls._checked_generation != ls.engine.generation:
+            ls.check_sleeping = False
+        while ls.engine is not None and ls.checked_generation != ls.engine.generation:
             await run_check(ls)
 
-    ls._check_task = ls.run_task(later())
+    ls.check_task = ls.run_task(later())
 
 
 async def ensure_checked(ls: CtxlsServer) -> None:
-    if ls.engine is not None and ls._checked_generation != ls.engine.generation:
+    if ls.engine is not None and ls.checked_generation != ls.engine.generation:
         await run_check(ls)
 
 
 async def run_check(ls: CtxlsServer) -> None:
     if ls.engine is None:
         return
-    async with ls._check_lock:
+    async with ls.check_lock:
         engine = ls.engine
         gen = engine.generation
-        if ls._checked_generation == gen:
+        if ls.checked_generation == gen:
             return
         with gc_deferred(not engine.full_check_pending):
             plan = await asyncio.shield(ls.in_thread(check_and_plan, ls, engine))
             log.debug("check of generation %s done (%s); now %s", gen, engine.last_check_mode, engine.generation)
             ls.checks_run += 1
-            ls._checked_generation = gen
+            ls.checked_generation = gen
             for e in engine.errors:
                 ls.log(f"rule skipped after an internal error: {e}")
             t = time.perf_counter()

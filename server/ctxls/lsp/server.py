@@ -45,6 +45,22 @@ class CtxlsServer(LanguageServer):
         """The agent run in progress (one at a time)."""
         self.agent_loop = None
         """The editor's open agent session (an AgentLoop), continued by each ask until a fresh one starts."""
+        # The check scheduler's state (lsp/diagnostics.py runs it; the server holds it).
+        self.check_task: asyncio.Task | None = None
+        """The scheduled or running check."""
+        self.check_sleeping = False
+        """Whether `check_task` is still in its debounce sleep (a new edit then just extends the burst)."""
+        self.checks_run = 0
+        self.last_schedule = float("-inf")
+        """When the last check was scheduled (loop time): bursts are debounced."""
+        self.check_lock = asyncio.Lock()
+        """One check or publish at a time."""
+        self.checked_generation = -1
+        """The engine generation the last check saw."""
+        self.published: dict[str, Any] = {}
+        """URI -> what was last published for it (push model)."""
+        self.uris: dict[Path, str] = {}
+        """Path -> its URI (built once)."""
 
     # ------------------------------------------------------------------ readiness
     @property

@@ -81,13 +81,15 @@ class Coalescer:
 
     def add(self, path: Path, structural: bool) -> None:
         """Thread-safe entry point."""
-        self.loop.call_soon_threadsafe(self._add, path, structural)
+        self.loop.call_soon_threadsafe(self.record, path, structural)
 
     def add_dir(self, path: Path) -> None:
         """Thread-safe: directory ``path`` reports that its list of names changed."""
-        self.loop.call_soon_threadsafe(self._add, path, False, True)
+        self.loop.call_soon_threadsafe(self.record, path, False, True)
 
-    def _add(self, path: Path, structural: bool, listing: bool = False) -> None:
+    def record(self, path: Path, structural: bool, listing: bool = False) -> None:
+        """On the event loop: one file event (a changed ``path``, or with ``listing`` a directory whose names
+        changed)."""
         if _ignored(path):
             if _says_where_head_is(path):
                 self.git = True
@@ -161,7 +163,7 @@ def register(server: CtxlsServer) -> None:
         for ev in params.changes:
             path = ls.path_of(ev.uri)
             if path is not None:
-                ls.coalescer._add(path, ev.type != T.FileChangeType.Changed)
+                ls.coalescer.record(path, ev.type != T.FileChangeType.Changed)
 
 
 def start_watcher(ls: CtxlsServer) -> None:
