@@ -145,3 +145,73 @@ def test_importing_and_running_core_loads_no_lsp_network_or_agent_modules(tmp_pa
                           cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == ""
+
+
+# ---------------------------------------------------------------------------------------------- private state
+# Private names of the standard library that are its public API (os._exit; namedtuple's methods).
+STDLIB_PRIVATE = {"_exit", "_replace", "_asdict", "_fields", "_make"}
+# Private state of third-party libraries with no public accessor, each with the reason.
+THIRD_PARTY_PRIVATE = {
+    "_include_headers": "pygls's JsonRPCProtocol: whether its frames carry headers (stdio/TCP) or not (WebSocket)",
+}
+
+
+def private_reach_ins(source: str, module: str) -> list[str]:
+    """`obj._name` in ``source`` where ``_name`` is private to another module: neither defined in this module (a
+    function, class or variable of that name, or `self._name = ...` / `cls._name = ...`, or a `_name: T` field)
+    nor the standard library's. Assigning `obj._name = ...` on another object is a reach-in too."""
+    tree = ast.parse(source)
+    own: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            own.add(node.name)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            own.add(node.id)
+        elif (isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store)
+              and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+            own.add(node.attr)
+    bad = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getattr", "setattr")
+                and len(node.args) > 1 and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, str) and node.args[1].value.startswith("_")
+                and not node.args[1].value.startswith("__") and node.args[1].value not in THIRD_PARTY_PRIVATE):
+            bad.append((node.lineno, f"{module}:{node.lineno} reaches into .{node.args[1].value} ({node.func.id})"))
+            continue
+        if not isinstance(node, ast.Attribute):
+            continue
+        attr = node.attr
+        if not attr.startswith("_") or attr.startswith("__") or attr in STDLIB_PRIVATE or attr in THIRD_PARTY_PRIVATE:
+            continue
+        if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+            continue
+        if attr in own and not isinstance(node.ctx, ast.Store):
+            continue
+        bad.append((node.lineno, f"{module}:{node.lineno} reaches into .{attr}"))
+    return [msg for _, msg in sorted(bad)]
+
+
+def test_private_scanner_flags_reach_ins():
+    src = textwrap.dedent("""
+        import os
+        class A:
+            def __init__(self):
+                self._mine = 1
+            def _helper(self):
+                return self._mine
+        def f(ws, ls, a):
+            a._helper(); a._mine
+            ws._files.get(1)
+            ls._check_task = None
+            os._exit(0)
+            getattr(ws, "_session_list", None)
+    """)
+    assert private_reach_ins(src, "m") == ["m:10 reaches into ._files", "m:11 reaches into ._check_task",
+                                           "m:13 reaches into ._session_list (getattr)"]
+
+
+@pytest.mark.parametrize("path", py_files("core") + py_files("lsp"), ids=lambda p: module_name(p))
+def test_no_module_reaches_into_another_modules_private_state(path):
+    """Issue 16: the engine and the workspace, and the LSP features and the server, talk through public
+    interfaces (`ws._files`, `ls._check_task` were set from other modules)."""
+    assert private_reach_ins(path.read_text(encoding="utf-8"), module_name(path)) == []

@@ -171,20 +171,47 @@ class Workspace:
 
     def __init__(self, root: Path, settings: Settings | None = None, config: CheckConfig | None = None, *,
                  fs: FileSystem | None = None, counter: TokenCounter | None = None,
-                 index: D.WorkspaceIndex | None = None) -> None:
+                 index: D.WorkspaceIndex | None = None, sessions: dict[Path, Session] | None = None) -> None:
+        """``sessions``: a cache of startup sessions by directory to share (the engine's: rules fill it, hovers
+        reuse it)."""
         self.root = Path(os.path.abspath(root))
         self.settings = settings or Settings()
         self.config = config or CheckConfig()
         self.fs = fs or FileSystem(max_bytes=self.settings.max_file_bytes)
         self.counter = counter or TokenCounter(factor_for(self.settings.model, self.settings.token_factor))
         self._index = index
-        self._sessions: dict[Path, Session] = {}
+        self._sessions: dict[Path, Session] = sessions if sessions is not None else {}
         self._prefetched = False  # the startup renderings are counted (see prefetch_tokens)
         self._session_list: list[Session] | None = None
         self._files: dict[Path, FileInfo] = {}
         self.walked_dirs: list[Path] = []
         self.scope: set[Path] | None = None
         """When set, `files()` yields only these (an incremental re-check of per-file rules)."""
+
+    # ---------------------------------------------------------------- what carries across checks
+    def carry_over(self, prev: "Workspace", unchanged: Callable[[FileInfo], bool],
+                   cached: Callable[[Path], Session | None]) -> None:
+        """Take over ``prev``'s file records (split lines, parsed markdown, suppression comments) for which
+        ``unchanged`` holds, and its list of every directory's session when each of them is still the one
+        ``cached`` returns for its directory (an edit patched them in place). The caller vouches that both
+        workspaces share one index, settings and configuration."""
+        files = self._files
+        for path, fi in list(prev._files.items()):
+            if unchanged(fi):
+                files.setdefault(path, fi)
+        listed = prev._session_list
+        if listed is not None and self._session_list is None and all(cached(s.start_dir) is s for s in listed):
+            self._session_list = listed
+
+    @property
+    def needs_prefetch(self) -> bool:
+        """Whether no session was built and no startup rendering counted yet: the moment to count them all in
+        one batch (`prefetch_tokens`), or to split that count between processes (core/parallel.py)."""
+        return not self._sessions and not self._prefetched
+
+    def mark_prefetched(self) -> None:
+        """Every startup rendering is counted (by whoever did it): `sessions()` need not batch them again."""
+        self._prefetched = True
 
     @contextmanager
     def unscoped(self) -> Iterator[None]:
@@ -329,7 +356,7 @@ class Workspace:
             return list(self._session_list)
         out: list[Session] = []
         by_dir: dict[str, Session] = {}  # by string: a Path hashes and compares in Python
-        if not self._sessions and not self._prefetched:
+        if self.needs_prefetch:
             self.prefetch_tokens()
         prefixes: dict = {}  # this batch's walk states (see load_session): parents come before children
         root = str(self.root)
@@ -559,7 +586,7 @@ def _run_split(ws: Workspace, selected: list[str]) -> dict[str, tuple[list[Findi
     # counts back before it starts on its rules.
     mine: dict[str, str] = {}
     given: dict[str, str] = {}
-    if not ws._sessions and not ws._prefetched and any(c.startswith(_ALL_SESSIONS) for c in ours):
+    if ws.needs_prefetch and any(c.startswith(_ALL_SESSIONS) for c in ours):
         from .budget import startup_texts
 
         try:
@@ -567,7 +594,8 @@ def _run_split(ws: Workspace, selected: list[str]) -> dict[str, tuple[list[Findi
         except Exception:  # left to the rules, which report it as in a serial run
             todo = {}
         else:
-            ws._prefetched = not todo  # all counted already (a kept token cache)
+            if not todo:
+                ws.mark_prefetched()  # all counted already (a kept token cache)
         if todo:
             # Loaded once, here, for both sides. With every count cached it is never loaded before the fork:
             # a side that meets an uncounted text later loads it then (0.1 s).
@@ -643,7 +671,7 @@ def _run_split(ws: Workspace, selected: list[str]) -> dict[str, tuple[list[Findi
                 cache[k] = v
         if counting:
             ws.counter.encode_missing({k: t for k, t in given.items() if k not in cache})  # the child's gaps
-            ws._prefetched = True
+            ws.mark_prefetched()
     else:
         os.close(tfd_r)
     out: dict[str, tuple[list[Finding], str | None]] = {c: run_rule(ws, c) for c in ours}

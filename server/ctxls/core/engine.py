@@ -430,34 +430,25 @@ class Engine:
         with self.lock:
             if self._workspace is None:
                 ws = Workspace(self.root, self.settings, self.config, fs=self.fs, counter=self.counter,
-                               index=self.index)
-                ws._sessions = self._sessions  # share: rules fill it, hovers reuse it
+                               index=self.index, sessions=self._sessions)
                 self._carry_files(self._last_workspace, ws)
                 self._workspace = self._last_workspace = ws
             return self._workspace
 
     def _carry_files(self, prev: Workspace | None, ws: Workspace) -> None:
-        """Hand the new workspace the previous one's file records (with their split lines, parsed markdown and
-        suppression comments) for every file whose text is still the very same: an edit re-reads one file,
-        not a thousand. Only within one index, settings and configuration (a file's kind and the size limit
-        depend on them)."""
-        files = getattr(ws, "_files", None)
-        old = getattr(prev, "_files", None)
-        if (not isinstance(files, dict) or not isinstance(old, dict) or prev.index is not ws.index
-                or prev.settings is not ws.settings or prev.config is not ws.config):
+        """Hand the new workspace the previous one's file records for every file whose text is still the very
+        same (an edit re-reads one file, not a thousand), and its list of sessions when each is still cached.
+        Only within one index, settings and configuration (a file's kind and the size limit depend on them)."""
+        if prev is None or prev.index is not ws.index or prev.settings is not ws.settings \
+                or prev.config is not ws.config:
             return
         read, limit = self.fs.read, self.settings.max_file_bytes
-        for path, fi in list(old.items()):
-            src = read(path, limit)
-            if src.text is fi.text and src.error == fi.error and src.mtime_ns == fi.mtime_ns:
-                files.setdefault(path, fi)
-        # The list of every directory's session is what `Workspace.sessions()` would build again from the
-        # cached sessions: when each one is still cached (an edit patched them in place), it is that list.
-        listed = getattr(prev, "_session_list", None)
-        if listed is not None and getattr(ws, "_session_list", ()) is None:
-            cached = self._sessions.get
-            if all(cached(s.start_dir) is s for s in listed):
-                ws._session_list = listed
+
+        def unchanged(fi) -> bool:
+            src = read(fi.path, limit)
+            return src.text is fi.text and src.error == fi.error and src.mtime_ns == fi.mtime_ns
+
+        ws.carry_over(prev, unchanged, self._sessions.get)
 
     def check(self) -> dict[Path, list[Finding]]:
         """Run the rules; returns findings grouped by file.
