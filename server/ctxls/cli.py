@@ -520,6 +520,7 @@ def _explain(code: str, result, root: Path) -> int:
     """`ctxls check --explain CODE`: each finding of CODE with the heuristics that made the rule fire (what the
     rule recorded in the finding), or the rule's documented reasoning when it records none. Exit 0; 2 for an
     unknown code."""
+    from .core.paths import rel_path
     from .core.rules import load_all
 
     registry = load_all()
@@ -530,10 +531,7 @@ def _explain(code: str, result, root: Path) -> int:
     found = [f for f in result.findings if f.code == code]
     out = [f"{code} {info.name}: {info.summary}"]
     for f in found:
-        try:
-            shown = f.path.relative_to(root).as_posix()
-        except ValueError:
-            shown = str(f.path)
+        shown = rel_path(f.path, root)
         out.append(f"{shown}:{f.line}:{f.span.start_col + 1}: {code} [{f.severity}] {f.message}")
         lines = f.data.get("explain") if isinstance(f.data, dict) else None
         for why in lines or [f"(this rule records no per-finding heuristics) {info.why}"]:

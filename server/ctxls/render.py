@@ -17,6 +17,7 @@ from rich.text import Text
 from .core import model as M
 from .core.budget import READ_TOKENS, TURN_TOKENS, BudgetReport
 from .core.model import KIND_LABELS, Session
+from .core.paths import rel_path
 from .core.words import plural
 
 
@@ -59,16 +60,7 @@ def shorten_left(path: str, width: int) -> str:
 
 def shown(path: Path | None, root: Path, home: Path | None = None) -> str:
     """A path as the tables show it: relative inside the workspace, `~/…` under the home, else absolute."""
-    if path is None:
-        return ""
-    for base, prefix in ((root, ""), (home, "~/")):
-        if base is None:
-            continue
-        try:
-            return prefix + path.relative_to(base).as_posix()
-        except ValueError:
-            pass
-    return str(path)
+    return "" if path is None else rel_path(path, root, home)
 
 
 def print_context(session: Session, home: Path | None = None) -> None:

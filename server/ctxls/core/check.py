@@ -24,6 +24,7 @@ from .fs import FileSystem
 from .loader import auto_memory_dir, is_inert_dir, load_session, loads_as_parent
 from .markdown import Prepared, prepare
 from .model import Session
+from .paths import rel_path
 from .settings import Settings
 from .tokens import TokenCounter, factor_for
 
@@ -434,10 +435,7 @@ class Workspace:
         return history if usable else None
 
     def rel(self, path: Path) -> str:
-        try:
-            return path.relative_to(self.root).as_posix()
-        except ValueError:
-            return str(path)
+        return rel_path(path, self.root)
 
     def exists(self, path: Path) -> bool:
         return self.fs.stat(path) is not None

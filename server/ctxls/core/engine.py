@@ -28,6 +28,7 @@ from .markdown import Prepared, prepare
 from .model import Session
 from .settings import Settings
 from .tokens import TokenCounter, factor_for
+from .words import plural
 
 log = logging.getLogger("ctxls.engine")
 
@@ -497,7 +498,7 @@ class Engine:
                             files[k] = sorted(old + new, key=order_key)
                 self._file_findings = files
                 errors = glob_errors + local.errors
-                self.last_check_mode = f"incremental ({len(dirty)} file{'s' if len(dirty) != 1 else ''})"
+                self.last_check_mode = f"incremental ({plural(len(dirty), 'file')})"
             grouped = self._group()
             self.findings = grouped
             self.errors = errors

@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 from .. import __version__
 from .findings import Finding
+from .paths import rel_path
 
 CHECK_SCHEMA = "ctxls.check/1"
 _ENCODER = json.JSONEncoder(ensure_ascii=False)
@@ -22,17 +23,11 @@ def _rel(path: Path, root: Path) -> str:
     if got is None:
         if len(_REL) > 50_000:
             _REL.clear()
-        got = _REL[(path, root)] = _relative(str(path), str(root))
+        got = _REL[(path, root)] = rel_path(path, root)
     return got
 
 
 _REL: dict[tuple[Path, Path], str] = {}
-
-
-def _relative(p: str, r: str) -> str:
-    if p.startswith(r + "/"):
-        return p[len(r) + 1:]
-    return "." if p == r else p
 
 
 def check_json(findings: Iterable[Finding], root: Path, errors: list[str] | None = None, fixed: int = 0) -> str:
@@ -51,7 +46,7 @@ def check_json(findings: Iterable[Finding], root: Path, errors: list[str] | None
         k = str(p)
         got = paths.get(k)
         if got is None:
-            got = paths[k] = esc(_relative(k, base))
+            got = paths[k] = esc(rel_path(k, base))
         return got
 
     lines = []

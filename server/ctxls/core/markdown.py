@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from .words import plural
+
 # libyaml's C loader when PyYAML was built with it (same safe semantics, ~10x faster).
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -265,7 +267,7 @@ def prepare(text: str) -> Prepared:
         kept_idx.append(i)
     if st.comment_lines:
         n = len(st.comment_lines)
-        removed.append(f"{n} line{'s' if n != 1 else ''} of HTML comments")
+        removed.append(f"{plural(n, 'line')} of HTML comments")
     # trim: first and last non-blank kept line
     nonblank = [i for i in kept_idx if lines[i].strip()]
     if not nonblank:

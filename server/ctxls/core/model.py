@@ -124,7 +124,6 @@ class Session:
 def display_path(path: Path | None, root: Path) -> str | None:
     if path is None:
         return None
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
+    from .paths import rel_path
+
+    return rel_path(path, root)

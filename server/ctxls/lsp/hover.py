@@ -10,6 +10,7 @@ from ..core import model as M
 from ..core.loader import is_within, resolve_import
 from ..core.markdown import prepare, split_frontmatter
 from ..core.model import KIND_LABELS, Session
+from ..core.paths import rel_path
 from .convert import from_position
 from .server import CtxlsServer
 
@@ -114,10 +115,7 @@ def _import_hover(ls: CtxlsServer, path: Path, line: int, col: int) -> str | Non
 
 
 def _rel(ls: CtxlsServer, p: Path) -> str:
-    try:
-        return p.relative_to(ls.root).as_posix()
-    except ValueError:
-        return str(p)
+    return rel_path(p, ls.root)
 
 
 def _path_hover(ls: CtxlsServer, path: Path, cur: str, col: int) -> str | None:

@@ -51,6 +51,8 @@ from typing import TYPE_CHECKING
 
 from .. import model as M
 from ..check import Workspace, order_key, same_items
+from ..paths import rel_path
+from ..words import plural
 from ..findings import Edit, Finding, Fix, Related, Span
 from ..markdown import prepare, structure
 from . import rule
@@ -1064,12 +1066,7 @@ def _where(ws: Workspace, files: list[_File], later: _Unit, earlier: _Unit) -> s
 def _rel(ws: Workspace, f: _File) -> str:
     """Workspace-relative path; ~/... for the user's files."""
     if f.rel is None:
-        rel = ws.rel(f.path)
-        if os.path.isabs(rel):
-            home = str(ws.settings.home)
-            if rel.startswith(home.rstrip(os.sep) + os.sep):
-                rel = "~/" + rel[len(home.rstrip(os.sep)) + 1:]
-        f.rel = rel
+        f.rel = rel_path(f.path, ws.root, ws.settings.home)
     return f.rel
 
 
@@ -1099,10 +1096,6 @@ def _short(f: _File, u: _Unit, limit: int = 60) -> str:
     text = text.strip("| ").replace('"', "'")
     text = re.sub(r"\s+", " ", text)
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 # ----------------------------------------------------------------------------------------------- rules
@@ -1146,7 +1139,7 @@ def _duplicate_finding(ws: Workspace, files: list[_File], m: _Match, memo: dict 
     if pair is None:
         pair = memo[(u.fid, v.fid)] = _duplicate_pair(ws, files, f, g)
     n, where, each, fixable, tail = pair
-    head = f"Duplicate of {where}{v.start + 1}: wastes ~{tokens} token{'s' if tokens != 1 else ''} {each}"
+    head = f"Duplicate of {where}{v.start + 1}: wastes ~{plural(tokens, 'token')} {each}"
     if f is not g and ws.config.in_template_dir(_rel(ws, f)):
         related = Related(g.path, _span(g, v), "the copy that loads first")
         return Finding("CTX201", "info", f.path, Span(u.start, u.col, u.end, len(f.lines[u.end])),
@@ -1182,7 +1175,7 @@ def _duplicate_pair(ws: Workspace, files: list[_File], f: _File, g: _File) -> tu
                 f"(or import @AGENTS.md from it)")
     elif f.mask & ~g.mask:
         extra = ws.sessions_in(f.mask & ~g.mask)
-        tail = (f"; this file also loads in {_plural(extra, 'session')} without the other copy: keep "
+        tail = (f"; this file also loads in {plural(extra, 'session')} without the other copy: keep "
                 f"one copy in a file that loads wherever both are needed")
     else:
         tail = "; that copy is in a private file: delete it there, not from this shared file"
@@ -1310,7 +1303,7 @@ def _diverged_finding(ws: Workspace, files: list[_File], m: _Match, memo: dict |
         if memo is not None:
             memo[v.uid] = other
     msg = (f"Diverged from \"{other[0]}\" ({_where(ws, files, u, v)}), both load in "
-           f"{_plural(n, 'session')}; {age}: keep one up-to-date version")
+           f"{plural(n, 'session')}; {age}: keep one up-to-date version")
     severity = "warning"
     if f is not g and ws.config.in_template_dir(_rel(ws, f)):
         severity, fixes = "info", []

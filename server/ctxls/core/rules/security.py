@@ -27,6 +27,7 @@ from ..check import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
 from ..loader import TEXT_EXTENSIONS
 from ..markdown import in_code_span, structure
+from ..words import plural
 from . import rule
 from .skills import sources
 
@@ -677,10 +678,10 @@ def _invisible(fi: FileInfo, text: str, strict: bool) -> Iterator[Finding]:
             if len(hidden) >= 3:
                 what += " (they spell hidden text the model can read)"
         elif bidi:
-            what = f"{len(bidi)} bidirectional control character{'s' if len(bidi) != 1 else ''} (text may read differently than it displays)"
+            what = f"{plural(len(bidi), 'bidirectional control character')} (text may read differently than it displays)"
         else:
             names = sorted({_ZERO_WIDTH[c] for c in zw})
-            what = f"{len(zw)} zero-width character{'s' if len(zw) != 1 else ''} ({', '.join(names).lower()})"
+            what = f"{plural(len(zw), 'zero-width character')} ({', '.join(names).lower()})"
         l0, c0 = _pos(text, positions[0])
         l1, c1 = _pos(text, positions[-1] + 1)
         remove = [p for p in positions if text[p] not in _BIDI or not _rtl_line(line_text)]
