@@ -24,7 +24,8 @@ def main() -> int:
 
     from ctxls.cli import _counter, _settings
     from ctxls.core.budget import startup_texts
-    from ctxls.core.check import Workspace, _halves
+    from ctxls.core.parallel import _halves
+    from ctxls.core.workspace import Workspace
     from ctxls.core.config import check_config_for, find_root
     from ctxls.core.tokens import _encoder
 

@@ -215,3 +215,14 @@ def test_no_module_reaches_into_another_modules_private_state(path):
     """Issue 16: the engine and the workspace, and the LSP features and the server, talk through public
     interfaces (`ws._files`, `ls._check_task` were set from other modules)."""
     assert private_reach_ins(path.read_text(encoding="utf-8"), module_name(path)) == []
+
+
+def test_rules_import_the_workspace_model_not_the_engine_that_runs_them():
+    """core/check.py imports the rules (to run them); the rules ask core/workspace.py (issue 16: the workspace
+    model lived in check.py, which the rules imported and which imported the rules)."""
+    for path in sorted((PKG / "core" / "rules").glob("*.py")):
+        names = imported_modules(path.read_text(encoding="utf-8"), module_name(path), path.name == "__init__.py")
+        assert not any(n == "ctxls.core.check" or n.startswith("ctxls.core.check.") for n in names), path.name
+    names = imported_modules((PKG / "core" / "workspace.py").read_text(encoding="utf-8"), "ctxls.core.workspace",
+                             False)
+    assert not any(n.startswith(("ctxls.core.check", "ctxls.core.rules", "ctxls.core.parallel")) for n in names)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxls.core import check as C
+from ctxls.core import parallel as C  # the runner behind run_checks(jobs=2)
 from ctxls.core.check import Workspace, run_checks
 from ctxls.core.settings import Settings
 

@@ -198,7 +198,7 @@ def apply_agent_settings(settings: Settings, root: Path) -> tuple[Settings, list
 
 def check_config_for(root: Path):
     """The `[check]` table of the workspace config as a CheckConfig, with problems."""
-    from .check import CheckConfig
+    from .workspace import CheckConfig
 
     raw, errors, source = read_config(root)
     table = raw.get("check", {})

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from .. import discovery as D
 from .. import model as M
-from ..check import FileInfo, Workspace
+from ..workspace import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Related, Span
 from ..loader import cut_memory
 from ..markdown import line_count

@@ -50,7 +50,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import model as M
-from ..check import Workspace, order_key, same_items
+from ..findings import order_key
+from ..workspace import Workspace, same_items
 from ..paths import rel_path
 from ..words import plural
 from ..findings import Edit, Finding, Fix, Related, Span

@@ -6,7 +6,7 @@ import weakref
 from pathlib import Path
 
 from .. import discovery as D
-from ..check import FileInfo, Workspace
+from ..workspace import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Related, Span
 from ..loader import TEXT_EXTENSIONS, is_within, resolve_import
 from ..markdown import ImportRef

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import discovery as D
-from ..check import FileInfo, Workspace
+from ..workspace import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Related, Span
 from ..globs import parse_paths
 from ..markdown import in_code_span, split_frontmatter, structure

@@ -44,7 +44,7 @@ from typing import Callable, Iterator
 
 from .. import discovery as D
 from ..loader import is_within
-from ..check import FileInfo, Workspace
+from ..workspace import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
 from ..markdown import Structure, find_imports, split_frontmatter, split_lines, structure
 from ..mentions import CLAIM, IN_OTHER_PLACE, FileContext, classify, example_section, is_subject

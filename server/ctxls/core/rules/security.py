@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .. import discovery as D
-from ..check import FileInfo, Workspace
+from ..workspace import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
 from ..loader import TEXT_EXTENSIONS
 from ..markdown import in_code_span, structure

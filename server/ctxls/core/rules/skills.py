@@ -20,7 +20,7 @@ import yaml
 
 from .. import discovery as D
 from ..loader import is_within
-from ..check import FileInfo, Workspace
+from ..workspace import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
 from ..globs import PathGlobs, parse_paths, split_outside_braces
 from ..markdown import _TOP_KEY_VALUE_RE, _YAML_LOADER, first_paragraph, quote_problem_values, structure

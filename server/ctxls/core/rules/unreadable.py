@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from .. import discovery as D
-from ..check import Workspace
+from ..workspace import Workspace
 from ..findings import Finding, Span
 from . import rule
 
