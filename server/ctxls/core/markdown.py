@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, Iterator
 
 import yaml
 
@@ -25,7 +25,10 @@ _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Spec A4: `(?:^|\s)@((?:[^\s\\]|\\ )+)`
 _IMPORT_RE = re.compile(r"(?:^|(?<=\s))@((?:[^\s\\]|\\ )+)")
 _IMPORT_START_OK = re.compile(r"^(?:\./|~/|/.|[A-Za-z0-9._-])")
-_CODE_SPAN_RE = re.compile(r"(`+)(?:(?!\1).)+?\1")
+CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
+"""A backtick code span: a run of backticks, the content (group 2), the same run again, not part of a longer
+one. The one code-span pattern of ctxls (the rules use it through `code_spans` and `in_code_span`)."""
+_CODE_SPAN_1 = re.compile(r"(`)([^`\n]+)`")  # the same matches on a line without a double backtick, faster
 _INLINE_COMMENT_RE = re.compile(r"<!--.*?-->")
 
 
@@ -301,20 +304,22 @@ def find_imports(lines: list[str], st: Structure, offset: int = 0) -> tuple[tupl
     return tuple(live), tuple(dead)
 
 
-_SPAN_RE = re.compile(r"(`+)(.+?)\1")
+def code_spans(line: str) -> Iterator[re.Match]:
+    """The code spans of ``line`` (`CODE_SPAN` matches), left to right."""
+    if "`" not in line:
+        return iter(())
+    return (CODE_SPAN if "``" in line else _CODE_SPAN_1).finditer(line)
 
 
 def in_code_span(line: str, col: int) -> bool:
     """Whether column ``col`` of ``line`` lies inside a backtick code span (the span's backticks included)."""
-    if "`" not in line:
-        return False
-    return any(m.start() <= col < m.end() for m in _SPAN_RE.finditer(line))
+    return any(m.start() <= col < m.end() for m in code_spans(line))
 
 
 def _mask(line: str) -> str:
     """Replace code spans and inline HTML comments by spaces, keeping columns."""
     if "`" in line:
-        line = _CODE_SPAN_RE.sub(lambda m: " " * len(m.group(0)), line)
+        line = CODE_SPAN.sub(lambda m: " " * len(m.group(0)), line)
     if "<!--" in line:
         line = _INLINE_COMMENT_RE.sub(lambda m: " " * len(m.group(0)), line)
     return line

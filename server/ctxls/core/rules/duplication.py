@@ -55,7 +55,7 @@ from ..workspace import Workspace, same_items
 from ..paths import rel_path
 from ..words import plural
 from ..findings import Edit, Finding, Fix, Related, Span
-from ..markdown import prepare, structure
+from ..markdown import code_spans, prepare, structure
 from . import rule
 
 if TYPE_CHECKING:
@@ -1234,7 +1234,6 @@ def diverged_instruction(ws: Workspace):
 _NEGATIONS = frozenset("not no never don't doesn't didn't isn't aren't won't can't cannot shouldn't mustn't "
                        "without avoid".split())
 _MODALS = frozenset("must should shall may might can could will would always optional required".split())
-_SPAN_RE = re.compile(r"`+([^`]+)`+")
 
 
 def _disagree(files: list[_File], m: _Match) -> bool:
@@ -1265,7 +1264,7 @@ def _disagree(files: list[_File], m: _Match) -> bool:
         names = set()
         for fl, un in ((f, u), (g, v)):
             for line in fl.lines[un.start:un.end + 1]:
-                for sp in _SPAN_RE.findall(line):
+                for sp in (m.group(2) for m in code_spans(line)):
                     names.update(normalise(sp))
         if extra <= names:
             return False  # one copy spells a name of the other's code spans differently

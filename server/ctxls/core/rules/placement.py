@@ -18,7 +18,7 @@ from .. import discovery as D
 from ..workspace import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Related, Span
 from ..globs import parse_paths
-from ..markdown import in_code_span, split_frontmatter, structure
+from ..markdown import CODE_SPAN, in_code_span, split_frontmatter, structure
 from .references import _SCHEME
 from . import rule
 
@@ -86,7 +86,6 @@ def _content_lines(doc: _Doc) -> int:
 # ----------------------------------------------------------------------------------------------- CTX601
 _CRITICAL = re.compile(r"\b(?:MUST|NEVER|ALWAYS|IMPORTANT)\b")
 _BOLD_NEG = re.compile(r"(\*\*|__)\s*(?:do\s+not|don't|never)(?![A-Za-z]).*?\1", re.IGNORECASE)
-_CODE_SPAN = re.compile(r"(`+).+?\1")
 _LIST_ITEM = re.compile(r"^( *)(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)")
 
 
@@ -128,7 +127,7 @@ def _is_pointer(line: str) -> bool:
 
 def _is_critical(line: str) -> bool:
     if "`" in line:
-        line = _CODE_SPAN.sub(" ", line)
+        line = CODE_SPAN.sub(" ", line)
     return bool(_CRITICAL.search(line) or ("*" in line or "_" in line) and _BOLD_NEG.search(line))
 
 

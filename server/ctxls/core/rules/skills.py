@@ -23,7 +23,7 @@ from ..loader import is_within
 from ..workspace import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
 from ..globs import PathGlobs, parse_paths, split_outside_braces
-from ..markdown import _TOP_KEY_VALUE_RE, _YAML_LOADER, first_paragraph, quote_problem_values, structure
+from ..markdown import _TOP_KEY_VALUE_RE, _YAML_LOADER, code_spans, first_paragraph, quote_problem_values, structure
 from ..skills import truthy
 from . import rule
 
@@ -707,7 +707,6 @@ _BUNDLE_RE = re.compile(
 _CODE_BUNDLE_RE = re.compile(
     r"(?<![\w./$}\\-])(" + _SKILL_DIR_VAR + r"[\w./-]+|(?:\./)?(?:scripts|references)/[\w./-]+)")
 _LINK_RE = re.compile(r"!?\[(?:[^\]\\]|\\.)*\]\(\s*(<[^>\n]*>|[^)\s]+)(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)")
-_CODE_SPAN_RE = re.compile(r"(`+)(.+?)\1")
 _EXT_RE = re.compile(r"\.[A-Za-z0-9]{1,8}$")
 _PLACEHOLDER_NEXT = set("<{*[$%?")
 # Lines about files the skill makes rather than reads.
@@ -855,7 +854,7 @@ def _refs_in_line(line: str, in_code: bool) -> Iterator[tuple[int, str, str, boo
                 yield (m.start(1),) + got
         return
     spans: list[tuple[int, int]] = []
-    for m in _CODE_SPAN_RE.finditer(line):
+    for m in code_spans(line):
         spans.append((m.start(), m.end()))
         inner = m.group(2)
         for t in _BUNDLE_RE.finditer(inner):
