@@ -44,12 +44,10 @@ UNREACHABLE = {"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": "http://127
     (("serve", "--tcp", "nonsense"), 2, "--tcp nonsense: expected HOST:PORT"),
     (("serve", "--tcp", "127.0.0.1"), 2, "--tcp 127.0.0.1: expected HOST:PORT"),
     (("serve", "--tcp", "127.0.0.1:99999"), 2, "port from 1 to 65535"),
-    (("serve", "--home", "/nonexistent"), 2, "--home /nonexistent: no such directory"),
+    (("serve", "--home", "repo/CLAUDE.md"), 2, "--home repo/CLAUDE.md: not a directory"),
     (("budget", "repo", "--top", "-3"), 2, "--top: must be 1 or more, not -3"),
     (("budget", "repo", "--top", "0"), 2, "--top: must be 1 or more, not 0"),
     (("budget", "repo", "--top", "many"), 2, "--top: not a whole number: 'many'"),
-    (("context", "repo", "--home", "/nonexistent"), 2, "--home /nonexistent: no such directory"),
-    (("budget", "repo", "--ceiling", "/nonexistent"), 2, "--ceiling /nonexistent: no such directory"),
     (("check", "repo", "--home", "repo/CLAUDE.md"), 2, "--home repo/CLAUDE.md: not a directory"),
     (("check", "repo", "--jobs", "0"), 2, "--jobs: must be 1 or more, not 0"),
     (("context", "repo", "--root", "repo/services"), 2, "is not inside it"),
@@ -92,6 +90,18 @@ def test_unknown_model_is_said_and_the_run_goes_on(demo):
     proc = run(demo, "context", "repo", "--model", "gpt-9", "--no-cache")
     assert proc.returncode == 0, proc.stderr
     assert one_line(proc) == "ctxls: --model gpt-9: not a Claude model ctxls knows; counting without a calibration factor"
+
+
+@pytest.mark.parametrize("flag, says", [
+    ("--home", "--home /nonexistent: no such directory; nothing from a user home loads"),
+    ("--ceiling", "--ceiling /nonexistent: no such directory; the upward walk goes to the filesystem root"),
+])
+@pytest.mark.parametrize("cmd", ["context", "budget", "check"])
+def test_a_missing_home_or_ceiling_is_said_and_the_run_goes_on(demo, cmd, flag, says):
+    proc = run(demo, cmd, "repo", flag, "/nonexistent", "--no-cache", "--format", "json")
+    assert proc.returncode in (0, 1) and proc.stdout.startswith("{"), proc.stderr
+    assert proc.stderr.splitlines()[0] == f"ctxls: {says}"
+    assert "Traceback" not in proc.stderr
 
 
 @pytest.mark.parametrize("cmd", ["context", "check", "budget"])

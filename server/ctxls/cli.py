@@ -249,9 +249,16 @@ def workspace_root(args, start: Path) -> Path:
 
 
 def _existing_dir(flag: str, raw: Path) -> Path:
+    """``raw`` made absolute; a missing directory is said on stderr (the run goes on: nothing loads from there,
+    which may be what the user wants to see), a file in its place is a usage error."""
     p = Path(os.path.abspath(raw))
-    if not p.is_dir():
-        raise _Usage(f"{flag} {raw}: {'not a directory' if p.exists() else 'no such directory'}")
+    if p.exists() and not p.is_dir():
+        raise _Usage(f"{flag} {raw}: not a directory")
+    if not p.exists():
+        what = {"--home": "nothing from a user home loads", "--ceiling": "the upward walk goes to the filesystem root"}
+        _say(f"{flag} {raw}: no such directory; {what.get(flag, 'ignored')}")
+        if flag == "--ceiling":
+            return None
     return p
 
 
@@ -277,7 +284,9 @@ def _settings(args, root: Path):
             _say(f"--model {args.model}: not a Claude model ctxls knows; counting without a calibration factor")
         changes["model"] = args.model
     if args.ceiling is not None:
-        changes["ceiling"] = _existing_dir("--ceiling", args.ceiling)
+        ceiling = _existing_dir("--ceiling", args.ceiling)
+        if ceiling is not None:
+            changes["ceiling"] = ceiling
     from .core.config import apply_agent_settings
 
     settings, problems = apply_agent_settings(settings.replace(**changes), root)  # (after --home: user settings)
