@@ -106,7 +106,8 @@ class CtxlsServer(LanguageServer):
         settings, problems = settings_for(self.root)
         config, more = check_config_for(self.root)
         problems += more
-        flat = {k: v for k, v in raw.items() if k != "check"}
+        # `agent` holds the agent loop's settings (ctxls.agent.* in VS Code), read by the agent, not here
+        flat = {k: v for k, v in raw.items() if k not in ("check", "agent")}
         if self.home_override is not None and "home" not in flat:
             flat["home"] = str(self.home_override)
         settings, errs = Settings.from_mapping(flat, settings)
@@ -154,10 +155,10 @@ class CtxlsServer(LanguageServer):
 
 
 def create_server() -> CtxlsServer:
-    from . import actions, diagnostics, hover, lenses, lifecycle, watcher
+    from . import actions, context, diagnostics, hover, lenses, lifecycle, watcher
 
     server = CtxlsServer()
-    for module in (lifecycle, diagnostics, hover, lenses, actions, watcher):
+    for module in (lifecycle, diagnostics, hover, lenses, actions, context, watcher):
         module.register(server)
     return server
 
