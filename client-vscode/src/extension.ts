@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import {
   ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, State,
 } from 'vscode-languageclient/node';
-import { askAgent, fixDiagnostic } from './agent';
+import { AGENT_ASK, askAgent, fixDiagnostic, promptFor } from './agent';
 import { ContextModel } from './contextModel';
 import { ContextView } from './contextView';
 import { findServer, showServerMissing } from './launch';
@@ -61,6 +61,17 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<CtxlsApi> 
       traceOutputChannel: output,
       initializationOptions: serverSettings(),
       middleware: {
+        // The server's "ctxls agent: Ask about this…" code actions leave the prompt to the client.
+        executeCommand: async (command, args, next) => {
+          if (command === AGENT_ASK && args[0] && typeof args[0] === 'object' && !args[0].prompt) {
+            const prompt = await promptFor(args[0].range ? 'Ask about the selection…' : 'Ask about this file…');
+            if (!prompt) {
+              return undefined;
+            }
+            return next(command, [{ ...args[0], prompt }, ...args.slice(1)]);
+          }
+          return next(command, args);
+        },
         workspace: {
           // The server asks for section `ctxls`: answer with what the user set, server keys only.
           configuration: async (params, token, next) => {

@@ -128,3 +128,133 @@ def test_ui(tools, extension, workspace: Path, tmp_path: Path, out_root: Path) -
     assert not any("CTX201" in r for r in qf["problems_after"])
     assert "type hints" not in (billing / "CLAUDE.md").read_text()  # saved
     assert "type hints" in (workspace / "CLAUDE.md").read_text()  # the original stays
+
+
+def test_api(tools, extension, workspace: Path, tmp_path: Path, out_root: Path) -> None:
+    out = out_root / "api"
+    out.mkdir(parents=True, exist_ok=True)
+    src = workspace / "services" / "billing" / "src" / "refunds.py"
+    want = cli_context(workspace, src.parent, src)
+    result = tmp_path / "api.json"
+    cs = CodeServer(tools, tmp_path / "cs", workspace, settings={"ctxls.server.path": str(CTXLS)},
+                    extra_args=["--vscode-option", "enable-smoke-test-driver"],
+                    env_extra={"API_RESULT_JSON": str(result), "WS_DIR": str(workspace)})
+    with cs:
+        cs.start()
+        drv = run_driver(tools, HERE / "api_driver.js", {
+            "CS_URL": cs.url, "WS_DIR": str(workspace), "EXT_DEV": str(CLIENT),
+            "EXT_TESTS": str(HERE / "api_suite" / "index.js"), "SHOT": str(out / "api.png")}, tmp_path / "drv.json")
+    cs.keep_logs(out)
+    res = json.loads(result.read_text()) if result.is_file() else {"ok": False, "error": "the suite wrote nothing"}
+    (out / "result.json").write_text(json.dumps({"suite": res, "driver": drv}, indent=2))
+    assert drv["ok"] and res["ok"], f"{res.get('error')}\nchecks passed: {res.get('checks')}\n" \
+                                    f"{json.dumps(drv.get('logs', [])[-30:], indent=1)}"
+
+    assert res["server_origin"] == "setting ctxls.server.path"
+    assert res["missing_commands"] == []
+    assert res["server_commands"] == ["ctxls.contextReport", "ctxls.budgetReport", "ctxls.refresh", "ctxls.applyFix"]
+    assert {"code": "CTX201", "line": 3} in [{k: d[k] for k in ("code", "line")} for d in res["diagnostics"]]
+    assert res["md_hovers"] == 1
+    assert any(t and "tokens · startup in" in t for t in res["md_lenses"]), res["md_lenses"]
+    assert "Claude Code started in `services/billing/src` loads" in res["source_hover"]
+
+    assert res["context"]["context"] == want  # the view and the status bar show the CLI's document
+    assert res["context"]["root"] == str(workspace)
+    assert res["status_text"] == status_text(want)
+    assert res["status_warning"] is None
+
+    startup, touch = res["view"]
+    assert startup["label"] == "Startup in services/billing/src"
+    assert len(startup["children"]) == sum(1 for b in want["blocks"] if b["startup"])
+    claude = next(c for c in startup["children"] if c["label"] == "CLAUDE.md: services/billing/CLAUDE.md")
+    assert claude["command"] == "vscode.open" and claude["target"] == str(workspace / "services/billing/CLAUDE.md")
+    assert touch["label"] == "Reading services/billing/src/refunds.py appends"
+    appended = [b for b in want["blocks"] if not b["startup"]]
+    assert len(touch["children"]) == len(appended) and appended[0]["kind"] == "read"
+    assert touch["children"][0]["label"] == "file read: services/billing/src/refunds.py"
+
+    conf = res["configured"]
+    assert conf["session_budget_tokens"] == 100 and conf["window"] == 100000
+    assert conf["status_warning"] == "statusBarItem.warningBackground"
+    assert conf["status_text"] == status_text({**want, "window": 100000})
+    assert res["reset_status_text"] == status_text(want)
+
+    assert res["report_uri"].endswith("/.ctxls/reports/context.md") and res["report_visible"]
+    assert res["restarted"] and "CTX201" in res["diagnostics_after_restart"]
+
+
+def test_server_missing(tools, extension, workspace: Path, tmp_path: Path, out_root: Path) -> None:
+    out = out_root / "missing"
+    path = [d for d in ("/usr/local/bin", "/usr/bin", "/bin") if not (Path(d) / "ctxls").exists()]
+    cs = CodeServer(tools, tmp_path / "cs", workspace, path_prefix=path,
+                    settings={"ctxls.server.path": str(tmp_path / "no-such-ctxls"),
+                              "ctxls.server.pythonPath": str(tmp_path / "no-such-python")})
+    with cs:
+        cs.install(extension["vsix"])
+        cs.start()
+        res = run_driver(tools, HERE / "ui_driver.js", {"CS_URL": cs.url, "WS_DIR": str(workspace),
+                                                       "OUT_DIR": str(out), "STEPS": "missing"}, tmp_path / "ui.json")
+    cs.keep_logs(out)
+    (out / "result.json").write_text(json.dumps(res, indent=2))
+    assert res["ok"], f"{json.dumps(res.get('steps'), indent=1)[-3000:]}\n{res['stderr_tail']}"
+    step = res["steps"][0]
+    assert "python3 -m pip install ctxls" in step["text"] and step["toasts"] == 1, step
+    assert "Server: Path" in step["settings_text"]
+    output = (out / "ctxls-output.log").read_text()
+    assert "no-such-ctxls (setting ctxls.server.path) does not run" in output, output
+    assert "no-such-python -m ctxls (setting ctxls.server.pythonPath) does not run" in output, output
+
+
+AGENT_OLD = "- Money is always integer cents; never floats."
+AGENT_NEW = "- Store money as integer cents, never as floats."
+
+
+def test_ask_agent(tools, extension, workspace: Path, tmp_path: Path, out_root: Path) -> None:
+    """"ctxls: Ask agent" through the real UI, the server's agent loop against tests/fakeapi.py (the real
+    anthropic SDK over HTTP): the edit shows in the refactor preview first and applies once accepted."""
+    out = out_root / "agent"
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(json.dumps({"steps": [
+        {"content": [{"type": "text", "text": "I will reword the money rule."},
+                     {"type": "tool_use", "name": "edit_file", "input": {
+                         "path": "services/billing/CLAUDE.md", "old_string": AGENT_OLD, "new_string": AGENT_NEW}}]},
+        {"content": [{"type": "text", "text": "Reworded the money rule in services/billing/CLAUDE.md."}]},
+    ]}))
+    record = tmp_path / "requests.jsonl"
+    api = subprocess.Popen([sys.executable, str(REPO / "tests" / "fakeapi.py"), "--port", "0", "--scenario",
+                            str(scenario), "--record", str(record)], stdout=subprocess.PIPE, text=True)
+    try:
+        line = api.stdout.readline().strip()
+        assert line.startswith("listening http://127.0.0.1:"), line
+        base_url = line.split(" ", 1)[1]
+        cs = CodeServer(tools, tmp_path / "cs", workspace, settings={"ctxls.server.path": str(CTXLS)},
+                        # the extension host, and so the server it starts, inherit code-server's environment
+                        env_extra={"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "test-key"})
+        with cs:
+            cs.install(extension["vsix"])
+            cs.start()
+            res = run_driver(tools, HERE / "ui_driver.js", {
+                "CS_URL": cs.url, "WS_DIR": str(workspace), "OUT_DIR": str(out), "STEPS": "agent",
+                "AGENT_PROMPT": "Reword the money rule", "AGENT_EXPECT": AGENT_NEW}, tmp_path / "ui.json")
+        cs.keep_logs(out)
+    finally:
+        api.terminate()
+        api.wait(timeout=10)
+    (out / "result.json").write_text(json.dumps(res, indent=2))
+    assert res["ok"], f"{json.dumps(res.get('steps'), indent=1)[-3000:]}\n{res['stderr_tail']}"
+    step = res["steps"][0]
+    assert AGENT_OLD in step["before"] and AGENT_OLD in step["during"]  # nothing applied before Apply
+    assert any("CLAUDE.md" in r for r in step["preview_rows"]), step["preview_rows"]
+    assert AGENT_NEW in step["after"] and AGENT_OLD not in step["after"]
+    assert AGENT_NEW in (workspace / "services" / "billing" / "CLAUDE.md").read_text()  # saved from the editor
+    assert "Reworded the money rule" in step["report_text"]
+
+    requests = [json.loads(x) for x in record.read_text().splitlines()]
+    messages = [r for r in requests if "messages" in r and "max_tokens" in r]
+    assert len(messages) == 2, [list(r) for r in requests]
+    first_user = json.dumps(messages[0]["messages"][0])
+    assert "Reword the money rule" in first_user and "services/billing/CLAUDE.md" in first_user
+    results = [b for b in messages[1]["messages"][-1]["content"] if b.get("type") == "tool_result"]
+    assert len(results) == 1 and not results[0].get("is_error"), results
+    audit = [json.loads(x) for x in (workspace / ".ctxls" / "audit.jsonl").read_text().splitlines()]
+    assert [(a["tool"], a["decision"]) for a in audit] == [("edit_file", "approved")]

@@ -199,7 +199,65 @@ const STEPS = {
     out.problems_after = await problemRows(page);
     out.screenshot = await shot(page, '06-quickfix-applied');
   },
+
+  // No server anywhere: one notification with the install command and a button that opens the setting.
+  async missing(page, out) {
+    const toast = page.locator('.notification-toast', { hasText: 'language server was not found' }).first();
+    await toast.waitFor({ timeout: 60000 });
+    out.text = (await toast.innerText()).replace(/\s+/g, ' ').trim();
+    out.toasts = await page.locator('.notification-toast', { hasText: 'ctxls' }).count();
+    out.screenshot = await shot(page, '07-server-missing');
+    await toast.locator('.monaco-button', { hasText: 'Open setting' }).first().click();
+    const editor = page.locator('.settings-editor').first();
+    await editor.waitFor({ timeout: 20000 });
+    await page.locator('.settings-editor .setting-item-contents', { hasText: 'Server: Path' }).first()
+      .waitFor({ timeout: 20000 });
+    out.settings_search = await page.locator('.settings-editor .suggest-input-container textarea, .settings-editor input')
+      .first().inputValue().catch(() => null);
+    out.settings_text = (await editor.innerText()).replace(/\s+/g, ' ').slice(0, 600);
+    out.screenshot_setting = await shot(page, '08-server-missing-setting');
+  },
+
+  // "ctxls: Ask agent" against the Messages API stand-in: the prompt goes in an input box, the agent's edit
+  // arrives as a workspace edit that needs confirmation, VS Code's refactor preview shows it, Apply applies it.
+  async agent(page, out) {
+    await openFile(page, 'services/billing/CLAUDE.md');
+    out.before = await editorText(page);
+    await runCommand(page, 'ctxls: Ask agent');
+    const box = page.locator('.quick-input-widget input');
+    await box.waitFor({ state: 'visible', timeout: 10000 });
+    await page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).first()
+      .waitFor({ timeout: 10000 });
+    await box.fill(process.env.AGENT_PROMPT);
+    out.screenshot_prompt = await shot(page, '09-agent-prompt');
+    await page.keyboard.press('Enter');
+    // the refactor preview (the "bulk edit" pane) with the agent's change, before anything is applied
+    const preview = page.locator('.bulk-edit-panel, .pane-body.bulk-edit-panel, [id="refactorPreview"]').first();
+    await preview.waitFor({ timeout: 60000 });
+    const row = page.locator('.bulk-edit-panel .monaco-list-row', { hasText: 'CLAUDE.md' }).first();
+    await row.waitFor({ timeout: 20000 });
+    out.preview_rows = (await page.locator('.bulk-edit-panel .monaco-list-row').allInnerTexts())
+      .map((t) => t.replace(/\s+/g, ' ').trim());
+    out.during = await editorText(page); // nothing applied yet
+    out.screenshot_preview = await shot(page, '10-agent-refactor-preview');
+    await page.locator('.monaco-button', { hasText: /^Apply$/ }).first().click();
+    await page.waitForFunction((want) => [...document.querySelectorAll('.editor-instance .monaco-editor .view-lines')]
+      .some((el) => el.innerText.replace(/\u00a0/g, ' ').includes(want)), process.env.AGENT_EXPECT, { timeout: 30000 });
+    // the run's report (the final answer and the token ledger) opens as a markdown document
+    const report = page.locator('.tab', { hasText: /^agent-.*\.md/ }).first();
+    await report.waitFor({ timeout: 30000 });
+    out.report_tab = (await report.innerText()).trim();
+    out.report_text = await editorText(page);
+    out.screenshot_report = await shot(page, '11-agent-report');
+    await page.locator('.tab', { hasText: 'CLAUDE.md' }).filter({ hasText: 'billing' }).first().click();
+    await page.waitForTimeout(300);
+    out.after = await editorText(page);
+    await page.keyboard.press('Control+S');
+    await page.waitForTimeout(500);
+    out.screenshot = await shot(page, '12-agent-applied');
+  },
 };
+const DEFAULT_STEPS = ['problems', 'statusbar', 'contextview', 'hover', 'quickfix'];
 
 (async () => {
   fs.mkdirSync(OUT_DIR, { recursive: true });
@@ -213,10 +271,8 @@ const STEPS = {
     await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
     await page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } }).catch(() => {});
     log('workbench loaded');
-    for (const [name, fn] of Object.entries(STEPS)) {
-      if (ONLY.length && !ONLY.includes(name)) {
-        continue;
-      }
+    for (const name of ONLY.length ? ONLY : DEFAULT_STEPS) {
+      const fn = STEPS[name];
       const out = { name, ok: false };
       result.steps.push(out);
       const t = Date.now();
