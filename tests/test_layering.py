@@ -16,7 +16,7 @@ PKG = Path(__file__).resolve().parent.parent / "server" / "ctxls"
 NETWORK_AND_LSP = {"pygls", "lsprotocol", "asyncio", "socket", "urllib", "http", "requests"}
 FORBIDDEN = {
     "core": NETWORK_AND_LSP | {"anthropic"},
-    "agent": NETWORK_AND_LSP,
+    "agent": NETWORK_AND_LSP - {"asyncio"},  # the loop is async (the SDK, subprocesses, cancellation)
 }
 CORE_MUST_NOT_USE = ("ctxls.lsp", "ctxls.agent")
 # Pure string helpers inside otherwise forbidden packages.

@@ -58,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
         if action.dest == "format":
             action.choices = ("text", "json", "sarif", "github")
 
+    from .agentcmd import add_parser as _agent_parser
+
+    _agent_parser(sub)
+
     sub.add_parser("rules", help="print the rule documentation (markdown, generated from the registry)")
 
     sv = sub.add_parser("serve", help="run the language server (stdio by default)")
@@ -128,6 +132,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_budget(args)
         if args.cmd == "check":
             return cmd_check(args)
+        if args.cmd == "agent":
+            from .agentcmd import cmd_agent
+
+            return cmd_agent(args, _settings)
         if args.cmd == "serve":
             from .lsp.server import main as serve
 

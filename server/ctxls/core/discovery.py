@@ -135,7 +135,7 @@ def scan_workspace(
     settings = settings or Settings()
     root = Path(os.path.abspath(root))
     idx = WorkspaceIndex(root)
-    ignore = _GitIgnore(root) if settings.respect_gitignore else None
+    ignore = GitIgnore(root) if settings.respect_gitignore else None
     # (directory, its parts relative to root, chain): chain is None for a directory reached without following
     # a symlink, else the real paths of the directories from the one holding the first followed link down to
     # this one (the last item is this directory's real path), what `_cycle` checks against.
@@ -323,8 +323,9 @@ def rule_files(root: Path, realpath: Callable[[Path], str] = _realpath,
     return sorted((p for _, p in best.values()), key=lambda x: x.as_posix()), unlisted
 
 
-class _GitIgnore:
-    """Stacked .gitignore files, matched with pathspec's gitignore implementation."""
+class GitIgnore:
+    """Stacked .gitignore files, matched with pathspec's gitignore implementation: `enter` each directory from
+    the root down, then ask `ignored` of paths relative to the root."""
 
     def __init__(self, root: Path) -> None:
         self.root = root

@@ -18,7 +18,8 @@ STATUS = "ctxls.status"
 
 def register(server: CtxlsServer) -> None:
     @server.feature(T.TEXT_DOCUMENT_CODE_ACTION, T.CodeActionOptions(
-        code_action_kinds=[T.CodeActionKind.QuickFix, T.CodeActionKind.Source]))
+        code_action_kinds=[T.CodeActionKind.QuickFix, T.CodeActionKind.Refactor, T.CodeActionKind.RefactorRewrite,
+                           T.CodeActionKind.Source]))
     async def code_action(ls: CtxlsServer, params: T.CodeActionParams):
         await ls.wait_ready()
         path = ls.path_of(params.text_document.uri)
@@ -38,6 +39,11 @@ def register(server: CtxlsServer) -> None:
                         title=f"{fix.title} ({f.code})", kind=T.CodeActionKind.QuickFix,
                         diagnostics=[d for d in params.context.diagnostics if d.code == f.code] or None,
                         is_preferred=fix.safe and fix is f.fixes[0], edit=workspace_edit(ls, fix)))
+        if not only or any(k.startswith((T.CodeActionKind.Refactor, T.CodeActionKind.QuickFix)) for k in only):
+            from .agent import code_actions as agent_actions
+
+            actions.extend(a for a in agent_actions(ls, params)
+                           if not only or any(a.kind.startswith(k) for k in only))
         if not only or any(k.startswith(T.CodeActionKind.Source) for k in only):
             uri = params.text_document.uri
             actions.append(T.CodeAction(title="ctxls: Show context for this directory", kind=T.CodeActionKind.Source,

@@ -39,6 +39,8 @@ class CtxlsServer(LanguageServer):
         self.diagnostic_versions: dict[str, int] = {}
         self.home_override: Path | None = None
         self._ready: asyncio.Event | None = None
+        self.agent_task: asyncio.Task | None = None
+        """The agent run in progress (one at a time)."""
 
     # ------------------------------------------------------------------ readiness
     @property
@@ -106,8 +108,7 @@ class CtxlsServer(LanguageServer):
         settings, problems = settings_for(self.root)
         config, more = check_config_for(self.root)
         problems += more
-        # `agent` holds the agent loop's settings (ctxls.agent.* in VS Code), read by the agent, not here
-        flat = {k: v for k, v in raw.items() if k not in ("check", "agent")}
+        flat = {k: v for k, v in raw.items() if k not in ("check", "agent")}  # (`agent`: lsp/agent.py reads it)
         if self.home_override is not None and "home" not in flat:
             flat["home"] = str(self.home_override)
         settings, errs = Settings.from_mapping(flat, settings)
@@ -155,10 +156,10 @@ class CtxlsServer(LanguageServer):
 
 
 def create_server() -> CtxlsServer:
-    from . import actions, context, diagnostics, hover, lenses, lifecycle, watcher
+    from . import actions, agent, context, diagnostics, hover, lenses, lifecycle, watcher
 
     server = CtxlsServer()
-    for module in (lifecycle, diagnostics, hover, lenses, actions, context, watcher):
+    for module in (lifecycle, diagnostics, hover, lenses, actions, agent, context, watcher):
         module.register(server)
     return server
 

@@ -328,57 +328,61 @@ def _valid(kind: str, m: re.Match, text: str, name: str = "") -> bool:
           "references and local development credentials (`postgres:postgres@localhost`) are not reported.")
 def secret_in_context(ws: Workspace):
     for src in _to_scan(ws):
-        fi = src.fi
-        text = fi.text or ""
-        low = _lower(text)
-        found: list[tuple[int, int, str]] = []
-        has: dict[str, bool] = {}
-        for kind_name, rx, validator, lowered in _DETECTORS:
-            if not all(_has_any(has, text, group) for group in _NEEDLES.get(kind_name, ())):
-                continue
-            if validator == "assign":
-                matches = _assign_matches(rx, low)
-            else:
-                matches = rx.finditer(low if lowered else text)
-            for m in matches:
-                a, b = m.span("s")
-                if validator == "assign":
-                    name_start = m.start()
-                    while name_start > 0 and (text[name_start - 1] in _WORDCHARS or text[name_start - 1] == "."):
-                        name_start -= 1
-                    name = text[name_start: m.end("tail")]
-                elif validator == "url":
-                    name = ""
-                    if not re.search(r"[A-Za-z][A-Za-z0-9+.\-]*$", text[max(0, m.start() - 20): m.start()]):
-                        continue
-                else:
-                    name = ""
-                    if validator != "pem" and not _bounded(text, a, b):
-                        continue
-                if any(not (b <= x or a >= y) for x, y, _ in found):
-                    continue  # already reported as a more specific kind
-                if not _valid(validator, m, text, name):
-                    continue
-                found.append((a, b, kind_name))
-        if not found:
+        yield from _secrets(src.fi, src.kind)
+
+
+def _secrets(fi: FileInfo, kind: str) -> Iterator[Finding]:
+    """CTX701 findings of one file's text."""
+    text = fi.text or ""
+    low = _lower(text)
+    found: list[tuple[int, int, str]] = []
+    has: dict[str, bool] = {}
+    for kind_name, rx, validator, lowered in _DETECTORS:
+        if not all(_has_any(has, text, group) for group in _NEEDLES.get(kind_name, ())):
             continue
-        comment_lines = None
-        for a, b, kind_name in sorted(found):
-            l0, c0 = _pos(text, a)
-            l1, c1 = _pos(text, b)
-            if comment_lines is None:
-                comment_lines = _comment_lines(fi)
-            hidden = l0 in comment_lines
-            where = _kind_word(src.kind)
-            if hidden:
-                msg = (f"Possible secret: {kind_name} in an HTML comment of this {where} (not sent to the model, "
-                       f"but stored in plain text); remove it, rotate it and load it from the environment")
+        if validator == "assign":
+            matches = _assign_matches(rx, low)
+        else:
+            matches = rx.finditer(low if lowered else text)
+        for m in matches:
+            a, b = m.span("s")
+            if validator == "assign":
+                name_start = m.start()
+                while name_start > 0 and (text[name_start - 1] in _WORDCHARS or text[name_start - 1] == "."):
+                    name_start -= 1
+                name = text[name_start: m.end("tail")]
+            elif validator == "url":
+                name = ""
+                if not re.search(r"[A-Za-z][A-Za-z0-9+.\-]*$", text[max(0, m.start() - 20): m.start()]):
+                    continue
             else:
-                msg = (f"Possible secret: {kind_name} in this {where}, which is sent to the model provider "
-                       f"{_when(src.kind)}; remove it, rotate it and load it from the environment")
-            span = Span(l0, c0, l1, c1)
-            fix = Fix("Replace the secret with a placeholder", (Edit(fi.path, span, "<redacted>"),), safe=False)
-            yield Finding("CTX701", "error", fi.path, span, msg, fixes=[fix], data={"secret_kind": kind_name})
+                name = ""
+                if validator != "pem" and not _bounded(text, a, b):
+                    continue
+            if any(not (b <= x or a >= y) for x, y, _ in found):
+                continue  # already reported as a more specific kind
+            if not _valid(validator, m, text, name):
+                continue
+            found.append((a, b, kind_name))
+    if not found:
+        return
+    comment_lines = None
+    for a, b, kind_name in sorted(found):
+        l0, c0 = _pos(text, a)
+        l1, c1 = _pos(text, b)
+        if comment_lines is None:
+            comment_lines = _comment_lines(fi)
+        hidden = l0 in comment_lines
+        where = _kind_word(kind)
+        if hidden:
+            msg = (f"Possible secret: {kind_name} in an HTML comment of this {where} (not sent to the model, "
+                   f"but stored in plain text); remove it, rotate it and load it from the environment")
+        else:
+            msg = (f"Possible secret: {kind_name} in this {where}, which is sent to the model provider "
+                   f"{_when(kind)}; remove it, rotate it and load it from the environment")
+        span = Span(l0, c0, l1, c1)
+        fix = Fix("Replace the secret with a placeholder", (Edit(fi.path, span, "<redacted>"),), safe=False)
+        yield Finding("CTX701", "error", fi.path, span, msg, fixes=[fix], data={"secret_kind": kind_name})
 
 
 def _has_any(has: dict, text: str, needles: tuple) -> bool:
@@ -671,3 +675,17 @@ def _invisible(fi: FileInfo, text: str, strict: bool) -> Iterator[Finding]:
         yield Finding("CTX702", "warning", fi.path, Span(l0, c0, l1, c1),
                       f"Line holds {what}: invisible text is a common way to hide instructions from a reviewer; "
                       f"remove them", fixes=fixes)
+
+
+# ==================================================================================== texts outside the model
+def scan_text(text: str, kind: str = IMPORT, path: Path | None = None) -> list[Finding]:
+    """CTX701 and CTX702 on a text that is no workspace file: what an agent's tool returned, a fact to remember.
+
+    ``kind`` picks the scope of the phrase checks (the default, an imported file, gets all of them). Findings
+    carry ``path`` (a placeholder when None) and spans into ``text``; ``data["secret_kind"]`` names a secret."""
+    fi = FileInfo(path or Path("<text>"), kind, text, None)
+    out = list(_secrets(fi, kind))
+    if not text.isascii() and _INVISIBLE_RE.search(text):
+        out.extend(_invisible(fi, text, strict=True))
+    out.extend(_phrases(fi, kind, text))
+    return out
