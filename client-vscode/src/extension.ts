@@ -43,6 +43,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<CtxlsApi> 
 
   const start = async (): Promise<void> => {
     const found = await findServer(log);
+    statusBar.noServer = !found;
     if (!found) {
       origin = undefined;
       model.setClient(undefined);

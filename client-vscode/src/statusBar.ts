@@ -5,6 +5,8 @@ import { ContextModel, formatTokens } from './contextModel';
 
 export class ContextStatusBar implements vscode.Disposable {
   readonly item: vscode.StatusBarItem;
+  /** set when no server could be started: the item says so instead of waiting */
+  noServer = false;
   private readonly sub: vscode.Disposable;
 
   constructor(private readonly model: ContextModel) {
@@ -21,6 +23,15 @@ export class ContextStatusBar implements vscode.Disposable {
       return;
     }
     const res = this.model.current;
+    if (!res && this.noServer) {
+      this.item.text = '$(warning) ctx: no server';
+      this.item.tooltip = 'ctxls: the language server was not found (see the ctxls output). Click to try again.';
+      this.item.command = 'ctxls.restartServer';
+      this.item.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
+      this.item.show();
+      return;
+    }
+    this.item.command = 'ctxls.showContextReport';
     if (!res) {
       this.item.text = '$(loading~spin) ctx';
       this.item.tooltip = this.model.error ? `ctxls: ${this.model.error}` : 'ctxls: waiting for the server';

@@ -200,6 +200,7 @@ def test_server_missing(tools, extension, workspace: Path, tmp_path: Path, out_r
     step = res["steps"][0]
     assert "python3 -m pip install ctxls" in step["text"] and step["toasts"] == 1, step
     assert "Server: Path" in step["settings_text"]
+    assert step["status"] == "ctx: no server"
     output = (out / "ctxls-output.log").read_text()
     assert "no-such-ctxls (setting ctxls.server.path) does not run" in output, output
     assert "no-such-python -m ctxls (setting ctxls.server.pythonPath) does not run" in output, output
@@ -245,6 +246,9 @@ def test_ask_agent(tools, extension, workspace: Path, tmp_path: Path, out_root: 
     step = res["steps"][0]
     assert AGENT_OLD in step["before"] and AGENT_OLD in step["during"]  # nothing applied before Apply
     assert any("CLAUDE.md" in r for r in step["preview_rows"]), step["preview_rows"]
+    # a change that needs confirmation starts unticked in the preview (Apply alone would reject it); ticked
+    assert step["preview_checked_before"] and not any(step["preview_checked_before"])
+    assert step["preview_checked_after"] and all(step["preview_checked_after"])
     assert AGENT_NEW in step["after"] and AGENT_OLD not in step["after"]
     assert AGENT_NEW in (workspace / "services" / "billing" / "CLAUDE.md").read_text()  # saved from the editor
     assert "Reworded the money rule" in step["report_text"]
