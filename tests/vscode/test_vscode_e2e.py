@@ -181,6 +181,7 @@ def test_api(tools, extension, workspace: Path, tmp_path: Path, out_root: Path) 
 
     assert res["report_uri"].endswith("/.ctxls/reports/context.md") and res["report_visible"]
     assert res["restarted"] and "CTX201" in res["diagnostics_after_restart"]
+    assert res["restarted_on_setting"]
 
 
 def test_server_missing(tools, extension, workspace: Path, tmp_path: Path, out_root: Path) -> None:

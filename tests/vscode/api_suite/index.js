@@ -126,6 +126,13 @@ exports.run = async function run() {
       const ds = vscode.languages.getDiagnostics(billing.uri).filter((d) => d.source === 'ctxls');
       return ds.length && ds;
     })).map((d) => String(d.code?.value ?? d.code));
+
+    // changing a ctxls.server.* setting restarts the server
+    const before2 = api.client();
+    await cfg.update('server.path', cfg.get('server.path'), vscode.ConfigurationTarget.Workspace);
+    res.restarted_on_setting = check('restart on a setting change', await until('a new client', () =>
+      api.client() !== before2 && api.client()?.isRunning() === true, 30000).catch(() => false));
+    await cfg.update('server.path', undefined, vscode.ConfigurationTarget.Workspace);
     res.ok = true;
   } catch (e) {
     res.error = String((e && e.stack) || e);
