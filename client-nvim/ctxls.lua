@@ -57,6 +57,26 @@ vim.lsp.config("ctxls", {
       end
       return vim.NIL
     end,
+    -- The agent asks before a write or a command (Neovim has no refactor preview): Apply / Reject, Run / Reject.
+    -- vim.ui.select lets a UI plugin (telescope, dressing, snacks) draw the choice; an asynchronous one calls
+    -- back later, so wait for it (vim.wait keeps the editor responsive meanwhile).
+    ["window/showMessageRequest"] = function(_, params)
+      local titles = vim.tbl_map(function(a)
+        return a.title
+      end, params.actions or {})
+      if #titles == 0 then
+        vim.notify(params.message, vim.log.levels.INFO)
+        return vim.NIL
+      end
+      local chosen, answered = nil, false
+      vim.ui.select(titles, { prompt = params.message }, function(item)
+        chosen, answered = item, true
+      end)
+      vim.wait(10 * 60 * 1000, function()
+        return answered
+      end, 50)
+      return chosen and { title = chosen } or vim.NIL
+    end,
     -- The reports (:CtxlsContext, :CtxlsBudget, the "Show ..." source actions) arrive as window/showDocument.
     -- Neovim's default handler raises E348 when the cursor sits on a blank line (it calls
     -- expand("<cword>") for the tag stack), so fall back to a plain :edit of the report.
@@ -143,3 +163,51 @@ end, { desc = "ctxls: context budget report of the workspace" })
 vim.api.nvim_create_user_command("CtxlsRefresh", function()
   ctxls_command("ctxls.refresh", {})
 end, { desc = "ctxls: rescan the workspace" })
+
+-- The agent (needs ANTHROPIC_API_KEY in the environment Neovim was started from; the server inherits it).
+-- "ctxls agent: Ask about this selection…" code actions carry no prompt: this client-side handler of the command
+-- asks for one with vim.ui.input, then sends workspace/executeCommand. Fix / Redesign actions bring their own.
+-- Edits come back as workspace/applyEdit after you chose Apply; they change the buffer, you save.
+local function agent_ask(arg, bufnr)
+  local client = vim.lsp.get_clients({ bufnr = bufnr, name = "ctxls" })[1] or vim.lsp.get_clients({ name = "ctxls" })[1]
+  if not client then
+    vim.notify("ctxls: no running ctxls client", vim.log.levels.WARN)
+    return
+  end
+  local function send(prompt)
+    if not prompt or prompt == "" then
+      return
+    end
+    arg.prompt = prompt
+    client:request("workspace/executeCommand", { command = "ctxls.agent.ask", arguments = { arg } }, function(err, res)
+      if err then
+        vim.notify("ctxls agent: " .. err.message, vim.log.levels.ERROR)
+      elseif res and res.status ~= "finished" then
+        vim.notify("ctxls agent: " .. (res.detail or res.status), vim.log.levels.WARN)
+      end
+    end, bufnr)
+  end
+  if arg.prompt and arg.prompt ~= "" then
+    send(arg.prompt)
+  else
+    vim.ui.input({ prompt = "ctxls agent: " }, send)
+  end
+end
+
+vim.lsp.commands["ctxls.agent.ask"] = function(command, ctx)
+  local arg = vim.deepcopy((command.arguments or {})[1] or {})
+  arg.uri = arg.uri or vim.uri_from_bufnr(ctx.bufnr)
+  agent_ask(arg, ctx.bufnr)
+end
+
+vim.api.nvim_create_user_command("CtxlsAgentAsk", function(opts)
+  local arg = { uri = vim.uri_from_bufnr(0) }
+  if opts.range > 0 then
+    arg.range = { start = { line = opts.line1 - 1, character = 0 }, ["end"] = { line = opts.line2, character = 0 } }
+  end
+  agent_ask(arg, vim.api.nvim_get_current_buf())
+end, { range = true, desc = "ctxls: ask the agent about this buffer or the selected lines" })
+
+-- Suggested maps (buffer-local on attach would be kinder to your own maps; change the keys as you like):
+vim.keymap.set("n", "<leader>ca", "<cmd>CtxlsAgentAsk<cr>", { desc = "ctxls agent: ask about this file" })
+vim.keymap.set("x", "<leader>ca", ":CtxlsAgentAsk<cr>", { desc = "ctxls agent: ask about the selection" })

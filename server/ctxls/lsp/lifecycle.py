@@ -25,6 +25,7 @@ def register(server: CtxlsServer) -> None:
         if root is None and params.root_path:
             root = Path(params.root_path)
         ls.root = Path(os.path.abspath(root or os.getcwd()))
+        ls.client_name = params.client_info.name if params.client_info else None
         from .diagnostics import drop_pull_features
 
         drop_pull_features(ls)

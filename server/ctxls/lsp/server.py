@@ -39,8 +39,12 @@ class CtxlsServer(LanguageServer):
         self.diagnostic_versions: dict[str, int] = {}
         self.home_override: Path | None = None
         self._ready: asyncio.Event | None = None
+        self.client_name: str | None = None
+        """`clientInfo.name` of the initialize request."""
         self.agent_task: asyncio.Task | None = None
         """The agent run in progress (one at a time)."""
+        self.agent_loop = None
+        """The editor's open agent session (an AgentLoop), continued by each ask until a fresh one starts."""
 
     # ------------------------------------------------------------------ readiness
     @property
