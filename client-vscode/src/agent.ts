@@ -25,11 +25,7 @@ export async function promptFor(placeHolder: string, value?: string): Promise<st
 }
 
 export async function runAgent(client: LanguageClient | undefined, args: AskArgs): Promise<unknown> {
-  if (!client || !client.isRunning()) {
-    void vscode.window.showWarningMessage('ctxls: the server is not running.');
-    return undefined;
-  }
-  return client.sendRequest(ExecuteCommandRequest.type, { command: AGENT_ASK, arguments: [args] });
+  return runServer(client, AGENT_ASK, [args]);
 }
 
 /** ctxls: Ask agent: an input box for the prompt, about the selection (or the whole file). */
@@ -78,4 +74,29 @@ export async function fixDiagnostic(client: LanguageClient | undefined, uriArg?:
     return undefined;
   }
   return runAgent(client, { prompt, uri: uri.toString(), range: lspRange(diag.range) });
+}
+
+/** ctxls: Remember…: `fact` when given (other extensions, tests), else the selection, else an input box. */
+export async function rememberFact(client: LanguageClient | undefined, fact?: string): Promise<unknown> {
+  const editor = vscode.window.activeTextEditor;
+  if (typeof fact !== 'string' || !fact.trim()) {
+    if (editor && !editor.selection.isEmpty) {
+      return runServer(client, 'ctxls.agent.remember', [{ uri: editor.document.uri.toString(),
+                                                        range: lspRange(editor.selection) }]);
+    }
+    fact = (await vscode.window.showInputBox({ title: 'ctxls: remember', prompt: 'A fact for the agent\'s memory',
+                                               ignoreFocusOut: true }))?.trim();
+    if (!fact) {
+      return undefined;
+    }
+  }
+  return runServer(client, 'ctxls.agent.remember', [{ fact }]);
+}
+
+export function runServer(client: LanguageClient | undefined, command: string, args: unknown[]): Promise<unknown> {
+  if (!client || !client.isRunning()) {
+    void vscode.window.showWarningMessage('ctxls: the server is not running.');
+    return Promise.resolve(undefined);
+  }
+  return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
 }

@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import {
   ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, State,
 } from 'vscode-languageclient/node';
-import { AGENT_ASK, askAgent, fixDiagnostic, promptFor } from './agent';
+import { AGENT_ASK, askAgent, fixDiagnostic, promptFor, rememberFact } from './agent';
 import { ContextModel } from './contextModel';
 import { ContextView } from './contextView';
 import { findServer, showServerMissing } from './launch';
@@ -144,6 +144,14 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<CtxlsApi> 
       await starting;
       return fixDiagnostic(client, uri, diag);
     }),
+    // the editor's agent session (the context engine): compaction, memory, the token ledger, a fresh start
+    vscode.commands.registerCommand('ctxls.compactSession', () => serverCommand('ctxls.agent.compact', [])),
+    vscode.commands.registerCommand('ctxls.remember', async (fact?: string) => {
+      await starting;
+      return rememberFact(client, fact);
+    }),
+    vscode.commands.registerCommand('ctxls.showSessionLedger', () => serverCommand('ctxls.agent.ledger', [])),
+    vscode.commands.registerCommand('ctxls.newSession', () => serverCommand('ctxls.agent.newSession', [])),
     vscode.commands.registerCommand('ctxls.restartServer', restart),
     vscode.commands.registerCommand('ctxls.refreshContextView', () => model.refresh()),
     vscode.workspace.onDidChangeConfiguration(async (e) => {

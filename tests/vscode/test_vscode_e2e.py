@@ -180,6 +180,9 @@ def test_api(tools, extension, workspace: Path, tmp_path: Path, out_root: Path) 
     assert res["reset_status_text"] == status_text(want)
 
     assert res["report_uri"].endswith("/.ctxls/reports/context.md") and res["report_visible"]
+    assert res["remembered"]["remembered"] is True, res["remembered"]
+    memory = "".join(p.read_text() for p in (workspace.parent / "home" / "mem").rglob("*.md"))
+    assert "The staging database is on port 5433." in memory
     assert res["restarted"] and "CTX201" in res["diagnostics_after_restart"]
     assert res["restarted_on_setting"]
 
@@ -253,6 +256,7 @@ def test_ask_agent(tools, extension, workspace: Path, tmp_path: Path, out_root: 
     assert AGENT_NEW in step["after"] and AGENT_OLD not in step["after"]
     assert AGENT_NEW in (workspace / "services" / "billing" / "CLAUDE.md").read_text()  # saved from the editor
     assert "Reworded the money rule" in step["report_text"]
+    assert "Session ledger" in step["ledger_text"] and "2 calls" in step["ledger_text"], step["ledger_text"]
 
     requests = [json.loads(x) for x in record.read_text().splitlines()]
     messages = [r for r in requests if "messages" in r and "max_tokens" in r]

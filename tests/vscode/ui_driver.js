@@ -276,6 +276,13 @@ const STEPS = {
     await page.keyboard.press('Control+S');
     await page.waitForTimeout(500);
     out.screenshot = await shot(page, '12-agent-applied');
+    // the session stays open across asks: its token ledger
+    await runCommand(page, 'ctxls: Show agent session ledger');
+    const ledger = page.locator('.tab', { hasText: /^ledger-.*\.md/ }).first();
+    await ledger.waitFor({ timeout: 30000 });
+    await page.waitForTimeout(500);
+    out.ledger_text = await editorText(page);
+    out.screenshot_ledger = await shot(page, '13-agent-ledger');
   },
 };
 const DEFAULT_STEPS = ['problems', 'statusbar', 'contextview', 'hover', 'quickfix'];

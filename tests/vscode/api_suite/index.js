@@ -117,6 +117,10 @@ exports.run = async function run() {
       vscode.window.visibleTextEditors.some((e) => e.document.uri.path.endsWith('.ctxls/reports/context.md')), 15000)
       .catch(() => false);
 
+    // a fact for the agent's memory (the context engine's remember, through the palette command)
+    res.remembered = check('remember', await vscode.commands.executeCommand('ctxls.remember',
+                                                                            'The staging database is on port 5433.'));
+
     // restart: a new client, running, that publishes again
     const before = api.client();
     await vscode.commands.executeCommand('ctxls.restartServer');
