@@ -228,6 +228,13 @@ def test_max_turns_stops_with_1_and_resume_continues_the_history(api, ws):
     assert session_id(second) == sid and "finished" in second.stdout
     resumed = bodies(api)[2]
     assert without_cache_control(resumed["messages"]) == msgs  # the full history, as stored
+    # a new process sends the same system prompt and tool definitions, byte for byte (a stable cached prefix),
+    # with at most four breakpoints: last tool, system, startup block, newest message
+    assert resumed["system"] == bodies(api)[0]["system"] and resumed["tools"] == bodies(api)[0]["tools"]
+    marks = json.dumps(resumed).count('"cache_control"')
+    assert marks == 4 and resumed["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert resumed["messages"][0]["content"][0]["cache_control"] == {"type": "ephemeral"}
+    assert resumed["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
     assert_valid_conversation(bodies(api)[-1]["messages"])
 
 

@@ -54,22 +54,24 @@ async def start_client(api, ws, profile: str, settings: dict | None = None, name
     return client
 
 
-@pytest_asyncio.fixture
-async def vscode(api, tmp_path):
+async def editor(api, tmp_path, profile: str):
     ws = make_workspace(tmp_path)
-    client = await start_client(api, ws, "visual-studio-code")
+    client = await start_client(api, ws, profile)
     client.root = ws
     yield client
     await client.shutdown_session()
+
+
+@pytest_asyncio.fixture
+async def vscode(api, tmp_path):
+    async for client in editor(api, tmp_path, "visual-studio-code"):
+        yield client
 
 
 @pytest_asyncio.fixture
 async def neovim(api, tmp_path):
-    ws = make_workspace(tmp_path)
-    client = await start_client(api, ws, "neovim")
-    client.root = ws
-    yield client
-    await client.shutdown_session()
+    async for client in editor(api, tmp_path, "neovim"):
+        yield client
 
 
 async def ask(client, path, prompt, rng=None):
