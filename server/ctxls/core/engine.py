@@ -21,6 +21,7 @@ from pathlib import Path
 from . import discovery as D
 from . import model as M
 from .check import CheckConfig, Workspace, order_key, report_order, run_checks, run_rule, same_items
+from .workspace import Sessions
 from .findings import Finding
 from .fs import FileSystem, SourceText
 from .loader import LABELS, code_notes, load_session, render_file, resolve_import
@@ -59,7 +60,7 @@ class Engine:
         self._mut = threading.RLock()
         """Held briefly by edits and file events."""
         self._index: D.WorkspaceIndex | None = None
-        self._sessions: dict[Path, Session] = {}
+        self._sessions = Sessions()
         self._indexed: dict[Path, Session] = {}
         self._loaded_by: dict[str, set[Path]] = {}
         """`_loaders`: which cached sessions (`_indexed`) load each file."""
@@ -421,11 +422,7 @@ class Engine:
         if touched:
             return load_session(start, list(touched), self.settings, root=self.root, fs=self.fs,
                                 counter=self.counter)
-        s = self._sessions.get(start)
-        if s is None:
-            s = load_session(start, (), self.settings, root=self.root, fs=self.fs, counter=self.counter)
-            self._sessions[start] = s
-        return s
+        return self._sessions.startup(start, self.settings, self.root, self.fs, self.counter)
 
     def workspace(self) -> Workspace:
         with self.lock:

@@ -162,12 +162,26 @@ class FileInfo:
         return tuple(out)
 
 
+class Sessions(dict):
+    """Startup sessions by start directory, each loaded on first ask: the one session API. The engine keeps one
+    for its hovers and code lenses and hands it to each check's workspace, whose rules fill it."""
+
+    def startup(self, start: Path, settings: Settings, root: Path, fs: FileSystem, counter: TokenCounter,
+                prefixes: dict | None = None) -> Session:
+        """The session an agent started in ``start`` holds before the first prompt (``prefixes``: a batch's
+        walk states, see `load_session`)."""
+        s = self.get(start)
+        if s is None:
+            s = self[start] = load_session(start, (), settings, root=root, fs=fs, counter=counter, prefixes=prefixes)
+        return s
+
+
 class Workspace:
     """Everything rules may ask about one workspace. Expensive answers are computed once and cached."""
 
     def __init__(self, root: Path, settings: Settings | None = None, config: CheckConfig | None = None, *,
                  fs: FileSystem | None = None, counter: TokenCounter | None = None,
-                 index: D.WorkspaceIndex | None = None, sessions: dict[Path, Session] | None = None) -> None:
+                 index: D.WorkspaceIndex | None = None, sessions: Sessions | None = None) -> None:
         """``sessions``: a cache of startup sessions by directory to share (the engine's: rules fill it, hovers
         reuse it)."""
         self.root = Path(os.path.abspath(root))
@@ -176,7 +190,7 @@ class Workspace:
         self.fs = fs or FileSystem(max_bytes=self.settings.max_file_bytes)
         self.counter = counter or TokenCounter(factor_for(self.settings.model, self.settings.token_factor))
         self._index = index
-        self._sessions: dict[Path, Session] = sessions if sessions is not None else {}
+        self._sessions = sessions if sessions is not None else Sessions()
         self._prefetched = False  # the startup renderings are counted (see prefetch_tokens)
         self._session_list: list[Session] | None = None
         self._files: dict[Path, FileInfo] = {}
@@ -329,12 +343,7 @@ class Workspace:
         return FilesByName(names)
 
     def session(self, start: Path, prefixes: dict | None = None) -> Session:
-        s = self._sessions.get(start)
-        if s is None:
-            s = load_session(start, (), self.settings, root=self.root, fs=self.fs, counter=self.counter,
-                             prefixes=prefixes)
-            self._sessions[start] = s
-        return s
+        return self._sessions.startup(start, self.settings, self.root, self.fs, self.counter, prefixes)
 
     def prefetch_tokens(self) -> None:
         """Count every instruction file's startup rendering in one parallel batch (see budget)."""
