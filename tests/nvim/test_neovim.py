@@ -141,8 +141,8 @@ def test_neovim_diagnostics_hover_quick_fix(nvim, workspace: Path, tmp_path: Pat
     assert all(d["source"] == "ctxls" for d in r["diagnostics"])
 
     # the snippet's code lens refresh: "N tokens · startup in D dirs · on touch in T" on line 1
-    assert r["code_lens"]["line"] == 0 and "tokens as sent" in r["code_lens"]["title"], r["code_lens"]
-    assert "· startup in" in r["code_lens"]["title"], r["code_lens"]
+    assert r["code_lens"]["line"] == 0 and "tokens · startup in" in r["code_lens"]["title"], r["code_lens"]
+    assert "(as sent; " in r["code_lens"]["title"], r["code_lens"]
 
     # hover on a deep source file: the nested CLAUDE.md shows, with the window size from `settings`
     assert "services/billing/CLAUDE.md" in r["hover"]

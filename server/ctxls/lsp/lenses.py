@@ -76,8 +76,8 @@ def lens_title(ls: CtxlsServer, path: Path) -> str | None:
     if lens is None:
         return None
     # As sent (the figure hover and `ctxls context` show); the file's own text is labelled as such.
-    return (f"{lens.tokens:,} tokens as sent ({lens.raw_tokens:,} in the file) · startup in "
-            f"{plural(lens.startup_dirs, 'dir')} · on touch in {lens.touch_dirs}")
+    return (f"{lens.tokens:,} tokens · startup in {plural(lens.startup_dirs, 'dir')} · on touch in "
+            f"{lens.touch_dirs} (as sent; {lens.raw_tokens:,} in the file alone)")
 
 
 def links_of(ls: CtxlsServer, path: Path) -> list[tuple[Span, Path]]:
