@@ -26,6 +26,13 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=("text", "json"), default="text")
 
 
+def _agent_option(p: argparse.ArgumentParser) -> None:
+    from .core.profiles import AGENTS
+
+    p.add_argument("--agent", choices=AGENTS, default="claude-code",
+                   help="the agent whose loading rules to follow (default claude-code)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="ctxls", description="What an AI coding agent loads into its context window.")
     ap.add_argument("--version", action="version", version=f"ctxls {__version__}")
@@ -37,11 +44,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a file the agent reads; repeat for several, in order")
     c.add_argument("--text", action="store_true", help="include each block's rendered text in JSON output")
     _common(c)
+    _agent_option(c)
 
     b = sub.add_parser("budget", help="context-budget calculator for a workspace")
     b.add_argument("root", type=Path, nargs="?", default=Path("."))
     b.add_argument("--top", type=int, default=5, help="how many directories and files to list (default 5)")
     _common(b)
+    _agent_option(b)
     k = sub.add_parser("check", help="lint instruction, rule, skill and memory files")
     k.add_argument("paths", type=Path, nargs="*", help="files or directories to report on (default: the workspace)")
     k.add_argument("--fix", action="store_true", help="apply every safe fix, then report what remains")
@@ -228,7 +237,8 @@ def cmd_context(args) -> int:
     except _Usage as exc:
         print(f"ctxls: {exc}", file=sys.stderr)
         return 2
-    session = load_session(start, [Path(os.path.abspath(t)) for t in args.touch], settings, root=root, counter=counter)
+    session = load_session(start, [Path(os.path.abspath(t)) for t in args.touch], settings, root=root, counter=counter,
+                           profile=args.agent)
     cache.save()
     if args.format == "json":
         json.dump(session_to_json(session, include_text=args.text), sys.stdout, indent=2)
@@ -262,7 +272,7 @@ def cmd_budget(args) -> int:
     from .render import budget_progress
 
     with budget_progress(enabled=args.format == "text" and sys.stderr.isatty()) as progress:
-        report = compute_budget(root, settings, fs=fs, counter=counter, progress=progress)
+        report = compute_budget(root, settings, fs=fs, counter=counter, progress=progress, profile=args.agent)
     cache.save()
     if args.format == "json":
         from .core.report import budget_to_json

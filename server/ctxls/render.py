@@ -24,7 +24,8 @@ def _console() -> Console:
 def print_context(session: Session) -> None:
     con = _console()
     w = session.window
-    t = Table(box=box.SIMPLE_HEAD, title=f"Context of a Claude Code session in {session.display_source(session.start_dir) or '.'}",
+    t = Table(box=box.SIMPLE_HEAD, title=f"Context of a {M.AGENT_NAMES.get(session.agent, session.agent)} session in "
+                    f"{session.display_source(session.start_dir) or '.'}",
               title_justify="left")
     t.add_column("#", justify="right", style="dim")
     t.add_column("block")
@@ -67,8 +68,13 @@ def print_budget(rep: BudgetReport, top: int = 5) -> None:
     idx = rep.index
     con.print(f"[bold]Context budget for {rep.root}[/]  ({len(idx.dirs):,} directories, {idx.file_count:,} files, "
               f"{len(idx.sources):,} instruction sources; window {w:,}; tokens: {rep.token_method})")
-    con.print(f"Fixed overhead in every session: {rep.fixed_tokens:,} tokens (system prompt {s.system_prompt_tokens:,} + "
-              f"tool schemas {s.tool_schema_tokens:,}, configurable estimates)\n")
+    agent = rep.root_session.agent
+    if agent != "claude-code":
+        con.print(f"Agent: {M.AGENT_NAMES.get(agent, agent)} (instruction files only: its system prompt and tool "
+                  "schemas are not counted)\n")
+    else:
+        con.print(f"Fixed overhead in every session: {rep.fixed_tokens:,} tokens (system prompt "
+                  f"{s.system_prompt_tokens:,} + tool schemas {s.tool_schema_tokens:,}, configurable estimates)\n")
 
     t = Table(box=box.SIMPLE_HEAD, title=f"Most expensive places to start a session (of {len(rep.dirs):,})",
               title_justify="left")
