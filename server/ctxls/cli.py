@@ -67,6 +67,10 @@ def build_parser() -> argparse.ArgumentParser:
         if action.dest == "format":
             action.choices = ("text", "json", "sarif", "github")
 
+    from .comparecmd import add_parser as _compare_parser
+
+    _compare_parser(sub, _common)
+
     from .agentcmd import add_parser as _agent_parser
 
     _agent_parser(sub)
@@ -79,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-_ONE_SHOT = ("context", "budget", "check")
+_ONE_SHOT = ("context", "budget", "check", "compare")
 _ran_one_shot = False
 
 
@@ -141,6 +145,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_budget(args)
         if args.cmd == "check":
             return cmd_check(args)
+        if args.cmd == "compare":
+            from .comparecmd import cmd_compare
+
+            return cmd_compare(args, _settings, _counter, _Usage)
         if args.cmd == "agent":
             from .agentcmd import cmd_agent
 

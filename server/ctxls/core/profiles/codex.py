@@ -45,7 +45,7 @@ def candidates(settings: Settings) -> tuple[str, ...]:
 
 
 def project_root(start: Path, settings: Settings, fs: FileSystem) -> Path | None:
-    return find_marker_root(start, settings.codex_project_root_markers, fs)
+    return find_marker_root(start, settings.codex_project_root_markers, fs, settings.ceiling)
 
 
 def project_dirs(start: Path, settings: Settings, fs: FileSystem) -> list[Path]:

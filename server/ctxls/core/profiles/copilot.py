@@ -30,8 +30,8 @@ AGENT = "copilot"
 REVIEW = "code-review"
 
 
-def repo_root(start: Path, fs: FileSystem) -> Path:
-    return find_marker_root(start, (".git",), fs) or start
+def repo_root(start: Path, settings: Settings, fs: FileSystem) -> Path:
+    return find_marker_root(start, (".git",), fs, settings.ceiling) or start
 
 
 def instruction_files(base: Path, fs: FileSystem) -> list[Path]:
@@ -68,7 +68,7 @@ def exclude_agent(fm: LooseFrontmatter) -> str | None:
 def load(start: Path, touched: list[Path], settings: Settings, root: Path, fs: FileSystem,
          counter: TokenCounter, prefixes: dict | None = None) -> Session:
     b = Builder(AGENT, start, root, settings, fs, counter, touched)
-    repo = repo_root(start, fs)
+    repo = repo_root(start, settings, fs)
     review = settings.copilot_agent == REVIEW
     home = settings.home / ".copilot"
     if not review:
@@ -155,7 +155,7 @@ def _finish(b: Builder, path: Path, content: str, lines, kind: str, tier: str, t
 
 def unloaded(path: Path, session: Session, settings: Settings, fs: FileSystem) -> tuple[str | None, str]:
     start = session.start_dir
-    repo = repo_root(start, fs)
+    repo = repo_root(start, settings, fs)
     review = settings.copilot_agent == REVIEW
     if path.name.endswith(".instructions.md") and ".github" in path.parts:
         if path.parent != repo / ".github" / "instructions" and not is_within(path, repo / ".github" / "instructions"):

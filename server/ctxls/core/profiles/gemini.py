@@ -32,12 +32,12 @@ JIT_HEADER = "--- Newly Discovered Project Context ---\n"
 _FILE_KINDS = (M.GLOBAL_INSTRUCTIONS, M.GEMINI_MD, M.NESTED_GEMINI_MD)
 
 
-def project_root(start: Path, fs: FileSystem) -> Path | None:
-    return find_marker_root(start, (".git",), fs)
+def project_root(start: Path, settings: Settings, fs: FileSystem) -> Path | None:
+    return find_marker_root(start, (".git",), fs, settings.ceiling)
 
 
 def upward_dirs(start: Path, settings: Settings, fs: FileSystem) -> list[Path]:
-    root = project_root(start, fs)
+    root = project_root(start, settings, fs)
     if root is not None:
         return dirs_down(root, start)
     from ..loader import walk_dirs
@@ -64,7 +64,7 @@ def load(start: Path, touched: list[Path], settings: Settings, root: Path, fs: F
         for d in _below(start, settings, fs):
             for name in names:
                 _add(b, d / name, M.GEMINI_MD, "Project", M.STARTUP)
-    top = project_root(start, fs) or start
+    top = project_root(start, settings, fs) or start
     for t in touched:
         trigger = b.trigger(t)
         b.read_block(t, trigger)
@@ -149,7 +149,7 @@ def unloaded(path: Path, session: Session, settings: Settings, fs: FileSystem) -
     start = session.start_dir
     if path.name not in settings.gemini_context_file_names:
         return None, "not a file Gemini CLI reads (context.fileName)"
-    top = project_root(start, fs) or start
+    top = project_root(start, settings, fs) or start
     if not is_within(path, top):
         return None, "outside the project"
     if settings.gemini_jit_context:
