@@ -63,6 +63,8 @@ class CheckConfig:
     critical_min_lines: int = 60
     section_min_tokens: int = 150
     """A task-specific section smaller than this is not worth extracting."""
+    agents: frozenset[str] = frozenset()
+    """The agents the workspace targets (CTX8xx); empty = those whose files exist."""
 
     def enabled(self, code: str) -> bool:
         if self.select and not any(code.startswith(s) for s in self.select):
@@ -91,6 +93,13 @@ class CheckConfig:
                     errors.append(f"[check] severity must map codes to one of {', '.join(SEVERITIES)}")
                     continue
                 changes[key] = {k.upper(): v for k, v in value.items()}
+            elif key == "agents":
+                from .profiles import AGENTS
+
+                if not isinstance(value, list) or not all(isinstance(v, str) and v in AGENTS for v in value):
+                    errors.append(f"[check] agents must be a list of {', '.join(AGENTS)}")
+                    continue
+                changes[key] = frozenset(value)
             elif key == "fail_level":
                 if value not in SEVERITIES:
                     errors.append(f"[check] fail_level must be one of {', '.join(SEVERITIES)}")

@@ -120,11 +120,14 @@ def _project_docs(b: Builder, has_global: bool) -> bool:
         if budget == 0:
             b.skip(chosen, "project_doc_max_bytes = 0: project docs are disabled")
             continue
-        if remaining <= 0:
-            b.skip(chosen, f"dropped: the {budget:,}-byte project-doc budget is used up by the files before it")
-            continue
         src = b.read(chosen, M.STARTUP, M.AGENTS_MD)
         if src is None:
+            continue
+        if remaining <= 0:
+            if (src.text or "").strip():
+                b.skip(chosen, f"dropped: the {budget:,}-byte project-doc budget is used up by the files before it")
+            else:
+                b.skip(chosen, "empty or whitespace-only")
             continue
         data = (src.text or "").encode("utf-8")
         kept = data[:remaining]

@@ -148,6 +148,9 @@ def _imports(b: Builder, parent: Path, text: str, tier: str, trigger: str, depth
 def unloaded(path: Path, session: Session, settings: Settings, fs: FileSystem) -> tuple[str | None, str]:
     start = session.start_dir
     if path.name not in settings.gemini_context_file_names:
+        if path.name == "AGENTS.md":
+            return None, ("AGENTS.md is not in context.fileName (" + ", ".join(settings.gemini_context_file_names)
+                          + "): Gemini CLI does not read it")
         return None, "not a file Gemini CLI reads (context.fileName)"
     top = project_root(start, settings, fs) or start
     if not is_within(path, top):
