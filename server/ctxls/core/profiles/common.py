@@ -338,3 +338,29 @@ def scan_agent_files(root: Path, settings: Settings, max_dirs: int = 100_000) ->
             except OSError:
                 continue
     return sorted(found)
+
+
+def targeted_agents(root: Path, files: list[Path], settings: Settings, configured=()) -> tuple[str, ...]:
+    """The agents a workspace targets: ``configured`` (`[check] agents`) when given, else those whose files
+    exist (CLAUDE.md or `.claude/` for Claude Code, AGENTS.md for Codex, `.cursor/` or `.cursorrules` for
+    Cursor, `.github/` instructions for Copilot, a GEMINI.md-like context file for Gemini CLI), in table order."""
+    from . import AGENTS
+
+    if configured:
+        return tuple(a for a in AGENTS if a in configured)
+    found = set()
+    gemini = set(settings.gemini_context_file_names) - {"AGENTS.md", "CLAUDE.md"}
+    for p in files:
+        parts = p.relative_to(root).parts if is_within(p, root) else p.parts
+        name = parts[-1]
+        if name in ("CLAUDE.md", "CLAUDE.local.md") or ".claude" in parts:
+            found.add("claude-code")
+        if name in ("AGENTS.md", "AGENTS.override.md"):
+            found.add("codex")
+        if ".cursor" in parts or name == ".cursorrules":
+            found.add("cursor")
+        if ".github" in parts:
+            found.add("copilot")
+        if name in gemini:
+            found.add("gemini")
+    return tuple(a for a in AGENTS if a in found)

@@ -17,9 +17,10 @@ from ..findings import Edit, Finding, Fix, Related, Span
 from ..markdown import split_lines
 from ..profiles import AGENTS
 from ..profiles import codex as C
-from ..profiles.common import LooseFrontmatter, glob_matches, loose_frontmatter, scan_agent_files, split_globs
+from ..profiles.common import (LooseFrontmatter, glob_matches, loose_frontmatter, scan_agent_files,
+                              targeted_agents)
 from ..profiles.copilot import apply_to
-from ..profiles.cursor import ALWAYS, AUTO, MANUAL, REQUESTED, classify
+from ..profiles.cursor import MANUAL, classify
 from . import rule
 from .duplication import file_units, similarity
 
@@ -51,24 +52,7 @@ def _parts(ws: Workspace, p: Path) -> tuple[str, ...]:
 
 def targets(ws: Workspace) -> tuple[str, ...]:
     """The agents the workspace targets: `[check] agents`, else those whose files exist."""
-    if ws.config.agents:
-        return tuple(a for a in AGENTS if a in ws.config.agents)
-    found = set()
-    gemini = set(ws.settings.gemini_context_file_names)
-    for p in agent_files(ws):
-        parts = _parts(ws, p)
-        name = parts[-1]
-        if name in ("CLAUDE.md", "CLAUDE.local.md") or ".claude" in parts:
-            found.add("claude-code")
-        if name in ("AGENTS.md", "AGENTS.override.md"):
-            found.add("codex")
-        if ".cursor" in parts or name == ".cursorrules":
-            found.add("cursor")
-        if ".github" in parts:
-            found.add("copilot")
-        if name in gemini and name not in ("AGENTS.md", "CLAUDE.md"):
-            found.add("gemini")
-    return tuple(a for a in AGENTS if a in found)
+    return targeted_agents(ws.root, agent_files(ws), ws.settings, ws.config.agents)
 
 
 def root_comparison(ws: Workspace) -> Comparison | None:
