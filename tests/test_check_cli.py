@@ -686,3 +686,25 @@ def test_reports_of_several_formats_share_one_run(tree: Path) -> None:
              for f in ("json", "text")]
     assert heads[0]["run"] == heads[1]["run"]
     assert check(ws, "--format", "json").stdout == first.stdout + "MARK\n"
+
+
+def test_explain_prints_why_each_finding_fired(tmp_path: Path) -> None:
+    """`--explain CODE` lists every finding of CODE with the heuristic that made it a claim, the confidence and
+    where the path was looked for; an unknown code is a usage error."""
+    import shutil
+
+    src = Path(__file__).resolve().parent.parent / "fixtures" / "check" / "ref_stale_recall" / "tree"
+    shutil.copytree(src, tmp_path / "t", symlinks=True)
+    (tmp_path / "t" / "home").mkdir()
+    run = lambda *a: subprocess.run([sys.executable, "-m", "ctxls", "check", str(tmp_path / "t" / "repo"), "--home",
+                                     str(tmp_path / "t" / "home"), "--no-cache", *a], capture_output=True, text=True,
+                                    timeout=300)
+    p = run("--explain", "ctx401")
+    assert p.returncode == 0, p
+    assert "31 findings of CTX401" in p.stdout, p.stdout
+    block = p.stdout.split("CLAUDE.md:6:")[1].split("\n.")[0]
+    assert "[warning] `scripts/create_user.py` does not exist" in block
+    assert "why it counts as a claim: named as a file of this workspace" in block
+    assert "confidence:" in block and "looked for it from: `./`" in block
+    bad = run("--explain", "CTX999")
+    assert bad.returncode == 2 and "unknown rule code" in bad.stderr

@@ -173,6 +173,19 @@ def test_overloaded_and_server_error_without_retry_after_use_the_sdk_backoff(api
     assert recs[1].t - recs[0].t >= 0.35  # INITIAL_RETRY_DELAY 0.5 s minus at most 25 % jitter
 
 
+async def stream_event_types(api, use_async, kw, got):
+    """Iterate a streamed answer with the sync or async client (max_retries 3), appending event types to got."""
+    if use_async:
+        c = anthropic.AsyncAnthropic(api_key="test", base_url=api.base_url, max_retries=3)
+        async with c.messages.stream(**kw) as s:
+            async for e in s:
+                got.append(e.type)
+    else:
+        with client(api, max_retries=3).messages.stream(**kw) as s:
+            for e in s:
+                got.append(e.type)
+
+
 @pytest.mark.parametrize("use_async", [False, True])
 async def test_overloaded_mid_stream_is_not_retried_by_the_sdk(api, use_async):
     api.script([Reply(text("partial text"), tool_use("read_file", path="a.py"))])
@@ -180,15 +193,7 @@ async def test_overloaded_mid_stream_is_not_retried_by_the_sdk(api, use_async):
     kw = dict(model=MODEL, max_tokens=10, messages=[user("x")])
     got = []
     with pytest.raises(anthropic.APIStatusError) as err:
-        if use_async:
-            c = anthropic.AsyncAnthropic(api_key="test", base_url=api.base_url, max_retries=3)
-            async with c.messages.stream(**kw) as s:
-                async for e in s:
-                    got.append(e.type)
-        else:
-            with client(api, max_retries=3).messages.stream(**kw) as s:
-                for e in s:
-                    got.append(e.type)
+        await stream_event_types(api, use_async, kw, got)
     assert err.value.status_code == 200 and err.value.body["error"]["type"] == "overloaded_error"
     assert "text" in got and "content_block_stop" in got  # the first block arrived before the error
     assert len(api.messages_requests()) == 1 and api.remaining() == 1
@@ -214,15 +219,7 @@ async def test_cut_stream_raises_a_transport_error_and_is_not_retried(api, use_a
     kw = dict(model=MODEL, max_tokens=10, messages=[user("x")])
     got = []
     with pytest.raises(httpx2.TransportError, match="peer closed connection"):
-        if use_async:
-            c = anthropic.AsyncAnthropic(api_key="test", base_url=api.base_url, max_retries=3)
-            async with c.messages.stream(**kw) as s:
-                async for e in s:
-                    got.append(e.type)
-        else:
-            with client(api, max_retries=3).messages.stream(**kw) as s:
-                for e in s:
-                    got.append(e.type)
+        await stream_event_types(api, use_async, kw, got)
     assert got == ["message_start", "content_block_start"]  # 3 events sent: message_start, ping, block start
     assert len(api.messages_requests()) == 1 and api.remaining() == 1
     assert create(client(api), [user("x")]).content[0].text == "whole answer"
@@ -616,3 +613,16 @@ def test_clear_thinking_keeps_the_last_turns_thinking(api):
     e = m.context_management.applied_edits[0]
     assert (e.type, e.cleared_thinking_turns, e.cleared_input_tokens) == (
         "clear_thinking_20251015", 1, raw_count("deep thoughts " * 50))
+
+
+def test_bench_script_runs_and_reports_the_session_prompt_it_built():
+    proc = subprocess.run([sys.executable, str(HERE.parent / "bench" / "bench_fakeapi.py"), "--calls", "3",
+                           "--turns", "4", "--lines", "20"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "SDK create:" in proc.stdout and "SDK stream:" in proc.stdout
+    expected = raw_count("task") + MESSAGE_OVERHEAD
+    for i in range(3):  # the cached prefix of the last turn: everything up to the previous turn's result
+        expected += raw_count(f'read_file {{"path":"f{i}.py"}}') + MESSAGE_OVERHEAD
+        expected += raw_count("".join(f"def f{i}_{j}(x):\n    return x * {j} + {i}\n" for j in range(20)))
+        expected += MESSAGE_OVERHEAD
+    assert f"({expected:,} read from the cache)" in proc.stdout

@@ -54,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     k = sub.add_parser("check", help="lint instruction, rule, skill and memory files")
     k.add_argument("paths", type=Path, nargs="*", help="files or directories to report on (default: the workspace)")
     k.add_argument("--fix", action="store_true", help="apply every safe fix, then report what remains")
+    k.add_argument("--explain", metavar="CODE", default=None,
+                   help="print why the rule CODE fired on each of its findings (heuristic, where it looked)")
     k.add_argument("--select", default="", help="comma-separated codes or prefixes to run (e.g. CTX2,CTX301)")
     k.add_argument("--ignore", default="", help="comma-separated codes or prefixes to skip")
     k.add_argument("--fail-level", choices=("error", "warning", "info", "hint"),
@@ -388,6 +390,8 @@ def cmd_check(args) -> int:
         sys.stderr.write(report["stderr"])
         return report["status"]
 
+    if args.explain:
+        return _explain(args.explain.strip().upper(), run(), root)
     if not args.fix:
         # Nothing changed since the last run with the same options: print its report as it was.
         cached = results.output(cache_key, args.format)
@@ -419,6 +423,39 @@ def cmd_check(args) -> int:
     if not args.fix and not result.errors:
         results.put_output(args.format, report)
     return emit(report)
+
+
+def _explain(code: str, result, root: Path) -> int:
+    """`ctxls check --explain CODE`: each finding of CODE with the heuristics that made the rule fire (what the
+    rule recorded in the finding), or the rule's documented reasoning when it records none. Exit 0; 2 for an
+    unknown code."""
+    from .core.rules import load_all
+
+    registry = load_all()
+    if code not in registry:
+        print(f"ctxls: unknown rule code {code!r} (see `ctxls rules`)", file=sys.stderr)
+        return 2
+    info = registry[code]
+    found = [f for f in result.findings if f.code == code]
+    out = [f"{code} {info.name}: {info.summary}"]
+    for f in found:
+        try:
+            shown = f.path.relative_to(root).as_posix()
+        except ValueError:
+            shown = str(f.path)
+        out.append(f"{shown}:{f.line}:{f.span.start_col + 1}: {code} [{f.severity}] {f.message}")
+        lines = f.data.get("explain") if isinstance(f.data, dict) else None
+        for why in lines or [f"(this rule records no per-finding heuristics) {info.why}"]:
+            out.append(f"    {why}")
+        cands = f.data.get("candidates") if isinstance(f.data, dict) else None
+        if cands and not any("where it may have gone" in w for w in (lines or [])):
+            out.append("    candidates: " + ", ".join(str(c) for c in cands))
+    out.append(f"{len(found)} finding{'s' if len(found) != 1 else ''} of {code}")
+    try:
+        sys.stdout.write("\n".join(out) + "\n")
+    except OSError as exc:
+        return _output_failed(exc)
+    return 0
 
 
 def _check_report(args, result, root: Path, config, fixed: int) -> dict:

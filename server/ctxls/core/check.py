@@ -63,8 +63,26 @@ class CheckConfig:
     critical_min_lines: int = 60
     section_min_tokens: int = 150
     """A task-specific section smaller than this is not worth extracting."""
-    agents: frozenset[str] = frozenset()
-    """The agents the workspace targets (CTX8xx); empty = those whose files exist."""
+    critical_after_tokens: int = 2_000
+    """A MUST/NEVER line is buried when this many tokens of the always-loaded file come before it (CTX601)."""
+    # (a sorted tuple, not a set: the result cache keys on the repr of the options, and a set's order changes
+    # from one process to the next)
+    template_dirs: tuple[str, ...] = ("boilerplate", "example", "examples", "fixture", "fixtures", "samples",
+                                      "scaffold", "scaffolds", "skeleton", "template", "templates", "testdata")
+    """Directories whose instruction files ship into other projects (a directory named so, or ending in
+    `_templates` / `-templates`): their copies of the root's instructions are on purpose (CTX201/CTX202) and the
+    paths they name are the generated project's (CTX401 says info)."""
+    agents: tuple[str, ...] = ()
+    """The agents the workspace targets (CTX8xx), in table order; empty = those whose files exist. (A tuple, as
+    for template_dirs: the result cache keys on the repr of the options.)"""
+
+    def in_template_dir(self, rel: str) -> bool:
+        """Whether root-relative posix path ``rel`` (a file) lies under one of `template_dirs`."""
+        for seg in rel.split("/")[:-1]:
+            low = seg.lower()
+            if low in self.template_dirs or low.endswith(("_templates", "-templates")):
+                return True
+        return False
 
     def enabled(self, code: str) -> bool:
         if self.select and not any(code.startswith(s) for s in self.select):
@@ -88,6 +106,11 @@ class CheckConfig:
                     errors.append(f"[check] {raw} must be a list of codes")
                     continue
                 changes[key] = frozenset(v.strip().upper() for v in value)
+            elif key == "template_dirs":
+                if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+                    errors.append(f"[check] {raw} must be a list of directory names")
+                    continue
+                changes[key] = tuple(sorted({v.strip().strip("/").lower() for v in value}))
             elif key == "severity":
                 if not isinstance(value, dict) or not all(v in SEVERITIES for v in value.values()):
                     errors.append(f"[check] severity must map codes to one of {', '.join(SEVERITIES)}")
@@ -99,7 +122,7 @@ class CheckConfig:
                 if not isinstance(value, list) or not all(isinstance(v, str) and v in AGENTS for v in value):
                     errors.append(f"[check] agents must be a list of {', '.join(AGENTS)}")
                     continue
-                changes[key] = frozenset(value)
+                changes[key] = tuple(a for a in AGENTS if a in value)
             elif key == "fail_level":
                 if value not in SEVERITIES:
                     errors.append(f"[check] fail_level must be one of {', '.join(SEVERITIES)}")

@@ -86,6 +86,7 @@ _SETEXT_RE = re.compile(r"^ {0,3}(?:=+|-+) *$")
 _HR_RE = re.compile(r"^ {0,3}(?:(?:\* *){3,}|(?:- *){3,}|(?:_ *){3,})$")
 _TABLE_SEP_RE = re.compile(r"^ *\|? *:?-+:? *(?:\| *:?-+:? *)*\|? *$")
 _QUOTE_RE = re.compile(r"^ {0,3}(?:> ?)+")
+_EXAMPLE_MARKS = frozenset("✅✓✔❌✗✘🚫👍👎")
 
 TEXT_SUFFIXES = frozenset({"", ".md", ".markdown", ".mdx", ".txt"})
 LOADED_KINDS = frozenset({M.CLAUDE_MD, M.AGENTS_MD, M.RULE, M.IMPORT, M.AUTO_MEMORY})
@@ -333,6 +334,10 @@ def _units(lines: list[str], first: int, last: int, skip: set[int], min_words: i
         for s, e, text in parts:
             if "@" in text and _IMPORT_RE.search(text):
                 continue  # an @import line: the import rules own it
+            if text[:1] in _EXAMPLE_MARKS or (kind == "row" and "](#" in text):
+                # `✅ x` / `❌ y` example lines show a right and a wrong way, not instructions; a table row linking
+                # an anchor of its own file (`| [References](#references) | ... |`) is that file's navigation
+                continue
             got = norm.get(text)
             if got is None:
                 got = norm[text] = _normalised(text)
@@ -1142,6 +1147,11 @@ def _duplicate_finding(ws: Workspace, files: list[_File], m: _Match, memo: dict 
         pair = memo[(u.fid, v.fid)] = _duplicate_pair(ws, files, f, g)
     n, where, each, fixable, tail = pair
     head = f"Duplicate of {where}{v.start + 1}: wastes ~{tokens} token{'s' if tokens != 1 else ''} {each}"
+    if f is not g and ws.config.in_template_dir(_rel(ws, f)):
+        related = Related(g.path, _span(g, v), "the copy that loads first")
+        return Finding("CTX201", "info", f.path, Span(u.start, u.col, u.end, len(f.lines[u.end])),
+                       f"{head}; this file is in a template directory ([check] template_dirs): it ships into other "
+                       f"projects, so the copy is on purpose", [related], [], {"tokens": tokens, "sessions": n})
     if fixable and not u.nested:  # `_fixable`
         msg = f"{head}; delete this copy"
         fixes = [Fix("Delete this duplicate", (Edit(f.path, _deletion(f, u), ""),))]
@@ -1189,7 +1199,14 @@ def _duplicate_pair(ws: Workspace, files: list[_File], f: _File, g: _File) -> tu
           "always, not, please...) and numbers, so a changed strength, negation or number keeps two versions "
           "together while a changed tool, path or subject sets them apart: at 0.8, one content word swapped "
           "for another counts only in instructions of 9 or more content words, one added word from 4 on. "
-          "Only files that load together in at least one startup session are compared.",
+          "Only files that load together in at least one startup session are compared. A near-duplicate is "
+          "reported only when the two versions disagree: a changed number (both name one), negation, modal "
+          "strength (both have one), or a content word the other copy lacks outside the names of its code spans; "
+          "a consistent paraphrase, a table row restating a list item, and the parallel items of one list or table "
+          "(`Rule 3 for area 12` / `Rule 4 for area 12`) are not versions of one instruction. `✅`/`❌` example lines "
+          "and table rows linking an anchor of their own file are not instructions (CTX201 too). A copy in a "
+          "template directory (`[check] template_dirs`: templates/, examples/, fixtures/, testdata/, ...) ships "
+          "into other projects on purpose: CTX201 and CTX202 say info there, without a delete fix.",
       example="```markdown\n<!-- CLAUDE.md -->\n- Database migrations MUST be reversible.\n\n"
               "<!-- services/api/CLAUDE.md -->\n- Database migrations should be reversible.\n```",
       fix="Decide which version is right, update it, and delete the other copy (or keep it only where it "
@@ -1200,7 +1217,78 @@ def _duplicate_pair(ws: Workspace, files: list[_File], f: _File, g: _File) -> tu
           "modification times only. There is no automatic fix; a manual quick fix can replace the older "
           "version with the newer one.")
 def diverged_instruction(ws: Workspace):
-    return _analyse(ws).findings(ws, exact=False)
+    a = _analyse(ws)
+    out = a.findings(ws, exact=False)
+    keep = a.__dict__.setdefault("_disagree", {})  # id(finding) -> (finding, verdict): findings are kept and reused
+    entries = a._listed.get(False) or []
+    got = []
+    for _, uid, f in entries:
+        v = keep.get(id(f))
+        if v is None or v[0] is not f:
+            m = a.matches.get(uid)
+            v = keep[id(f)] = (f, m is None or _disagree(a.files, m))
+        if v[1]:
+            got.append(f)
+    if len(keep) > 4 * len(entries) + 1000:
+        live = {id(f) for _, _, f in entries}
+        for k in [k for k in keep if k not in live]:
+            del keep[k]
+    return got if entries else out
+
+
+# Words whose change turns a version into another instruction: negations and modal strength.
+_NEGATIONS = frozenset("not no never don't doesn't didn't isn't aren't won't can't cannot shouldn't mustn't "
+                       "without avoid".split())
+_MODALS = frozenset("must should shall may might can could will would always optional required".split())
+_SPAN_RE = re.compile(r"`+([^`]+)`+")
+
+
+def _disagree(files: list[_File], m: _Match) -> bool:
+    """Whether two near-duplicate units are two versions that disagree (CTX202 reports only those): a changed
+    number (both name one), negation, modal strength (both have one), or content words that the other copy does
+    not have outside the names in its code spans. A consistent paraphrase (the same content words in other
+    function words, a table row restating a list item, the same package written `@scope/x` in one and `x` in the
+    other) and the parallel items of one list or table (`Rule 3 for area 12` / `Rule 4 for area 12`, `Lint` /
+    `Lint fix`) are not versions of one instruction."""
+    u, v = m.later, m.earlier
+    f, g = files[u.fid], files[v.fid]
+    if u.fid == v.fid and _same_block(f.lines, min(u.start, v.start), max(u.end, v.end)):
+        return False  # items of one list or rows of one table: parallel items, not versions
+    wa, wb = u.key.split(), v.key.split()
+    nums_a = {w for w in wa if any(c.isdigit() for c in w)}
+    nums_b = {w for w in wb if any(c.isdigit() for c in w)}
+    if nums_a and nums_b and nums_a != nums_b:
+        return True
+    if _NEGATIONS.intersection(wa) != _NEGATIONS.intersection(wb):
+        return True
+    mod_a, mod_b = _MODALS.intersection(wa), _MODALS.intersection(wb)
+    if mod_a and mod_b and mod_a != mod_b:
+        return True
+    extra = u.words ^ v.words
+    if not extra:
+        return False  # the same content words: a paraphrase
+    if len(extra) == 1 and (u.words <= v.words or v.words <= u.words):
+        names = set()
+        for fl, un in ((f, u), (g, v)):
+            for line in fl.lines[un.start:un.end + 1]:
+                for sp in _SPAN_RE.findall(line):
+                    names.update(normalise(sp))
+        if extra <= names:
+            return False  # one copy spells a name of the other's code spans differently
+    return True
+
+
+def _same_block(lines: list[str], first: int, last: int) -> bool:
+    """Whether lines ``first..last`` are one list or one table: no blank line, heading or paragraph between."""
+    if last - first > 200:
+        return False
+    for i in range(first, last + 1):
+        t = lines[i].strip() if i < len(lines) else ""
+        if not t:
+            return False
+        if not (t[0] in "-*+|" or _ITEM_RE.match(lines[i]) or lines[i][:1].isspace()):
+            return False
+    return True
 
 
 def _diverged_finding(ws: Workspace, files: list[_File], m: _Match, memo: dict | None = None) -> Finding:
@@ -1223,7 +1311,12 @@ def _diverged_finding(ws: Workspace, files: list[_File], m: _Match, memo: dict |
             memo[v.uid] = other
     msg = (f"Diverged from \"{other[0]}\" ({_where(ws, files, u, v)}), both load in "
            f"{_plural(n, 'session')}; {age}: keep one up-to-date version")
-    return Finding("CTX202", "warning", f.path, _span(f, u), msg, related=[other[1]], fixes=fixes,
+    severity = "warning"
+    if f is not g and ws.config.in_template_dir(_rel(ws, f)):
+        severity, fixes = "info", []
+        msg = (f"Differs from \"{other[0]}\" ({_where(ws, files, u, v)}); this file is in a template directory "
+               f"([check] template_dirs) and ships into other projects: check the template is meant to differ")
+    return Finding("CTX202", severity, f.path, _span(f, u), msg, related=[other[1]], fixes=fixes,
                    data={"similarity": round(m.similarity, 3), "sessions": n})
 
 

@@ -47,6 +47,7 @@ from ..loader import is_within
 from ..check import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
 from ..markdown import Structure, find_imports, split_frontmatter, split_lines, structure
+from ..mentions import CLAIM, IN_OTHER_PLACE, FileContext, classify, example_section, is_subject
 from . import rule
 
 # Extensions a slash-less name must carry to be taken for a file name ("web.py", "README.md").
@@ -78,16 +79,6 @@ _INSTRUCTION_KINDS = frozenset(n.lower() for n in """CLAUDE.md CLAUDE.local.md A
 _EXTRA_SKIP_DIRS = frozenset({"dist", "build", "out", "target", "coverage", "node_modules", ".venv", "venv",
                               "__pycache__", ".next", ".turbo", ".cache", "tmp", ".tmp"})
 
-# Lines that talk about paths that need not exist (yet or any more), matched against the lower-cased line.
-_CONTEXT_SKIP = re.compile(
-    r"\b(?:creat(?:e|es|ed|ing)|(?:re)?generat(?:e|es|ed|ing)|outputs?|written\s+to|writes?\s+(?:it\s+)?to|"
-    r"emits?|scaffold\w*|renam(?:e|ed|ing)|moved|delet(?:e|ed|ing)|remov(?:e|ed|ing)|split|replaced|"
-    r"deprecated|formerly|no\s+longer|used\s+to|dropped|for\s+example|placeholder)\b|\be\.g\.|\bi\.e\."
-)
-# Substrings every match of _CONTEXT_SKIP contains: a few `in` tests rule out most lines faster than the regex.
-_CONTEXT_WORDS = ("creat", "generat", "output", "writ", "emit", "scaffold", "renam", "moved", "delet", "remov",
-                  "split", "replaced", "deprecated", "formerly", "longer", "used", "dropped", "example",
-                  "placeholder", "e.g.", "i.e.")
 # Lines that say the paths they name need not be there on every machine or every time, and examples in other
 # languages. Asked only of the lines that name a missing path (`_context_more`), which are few: every line pays
 # for the first list, and each word it holds costs a little on every line.
@@ -145,7 +136,10 @@ _LINE_SUFFIX = re.compile(r":\d+(?::\d+)?(?:-\d+)?$")
 _BAD_CHARS = re.compile(r"[*?\[\]{}<>$%|\\\"'=,;()!^&+@#:\s]")
 _EXT = re.compile(r"^(.+)\.([A-Za-z0-9]{1,10})$")
 _SEGMENT = re.compile(r"^[A-Za-z0-9_.-]+$")
-_PLACEHOLDER_NAME = re.compile(r"(?:^|[-_.])(?:X{2,}|x{3,}|N{3,}|YYYY)(?:[-_.]|$)")
+_VERSION_SEGMENT = re.compile(r"^v?\d+(?:\.(?:\d+|x|X|\*))*\.(?:x|X|\*)$")
+
+
+_PLACEHOLDER_NAME = re.compile(r"(?:^|[-_.])(?:X{2,}|x{3,}|N{3,}|YYYY)(?:[-_.]|$)|[a-z]Here(?:[-_.]|$)|(?:^|[-_])here(?:[-_.]|$)")
 _STRIP_LEAD = "([\"'*_"
 _STRIP_TRAIL = ".,;:!?)]\"'*_"
 
@@ -212,7 +206,21 @@ class _Names:
       example="```markdown\n- Refunds go through `src/billing/refunds.py`.   <!-- the file moved -->\n"
               "- See [the architecture notes](docs/architecture.md).\n```",
       fix="Point the reference at the file's new location or delete it. When exactly one file of that name "
-          "exists elsewhere, a quick fix (not applied by --fix) rewrites the path to it.")
+          "exists elsewhere, a quick fix (not applied by --fix) rewrites the path to it. Heuristics: only a *claim* "
+          "that a path exists is checked (core/mentions.py classifies each mention from the clause around it, its "
+          "list item and the headings above): a counter-example (`not x`, `❌`, \"(doesn't exist)\"), an example "
+          "(`✅`, e.g., such as, followed by e.g.), the object of a creating or writing verb (create, generate, "
+          "write to, output to, save to, \"is generated\", under a \"Generated ...\" item), a renamed-away path, a "
+          "conditional one (if it exists), a file of another repository (`x` in `owner/repo`, owned by the X repo) "
+          "and file-name suffixes (`.spec.ts`), naming conventions (`kebab-case.test.ts`), branches (`release/3.x`) "
+          "and scoped packages are not. Paths are resolved from the file's directory and its ancestors, from the "
+          "real directory of a file reached through a symlink, as the tail of an existing path and as a name plus "
+          "an extension; files the instruction files `@import` are checked too. Confidence: a claim is a warning "
+          "unless the rule is unsure, then info: a bare file name in running text (not what its list item, table "
+          "row or label describes, and no existing path of the same kind on the line), a line in a section about "
+          "examples or conventions, a file in a template directory, an agent's configuration location "
+          "(`.claude/settings.json`), a `../` path into a directory that exists nowhere (a sibling checkout). "
+          "`ctxls check --explain CTX401` prints, per finding, the heuristic and where the path was looked for.")
 def stale_path(ws: Workspace):
     kinds = (D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD, D.RULE, D.SKILL, D.COMMAND)
     files = ws.files(*kinds)
@@ -222,6 +230,17 @@ def stale_path(ws: Workspace):
     for fi in files:
         if fi.kind not in kinds:
             continue
+        yield from checker.check_file(fi, memory=False)
+    # Files the instruction files `@import` load with them: a path they name is read the same way (the
+    # imports family's walk of the import graph; imported lazily, that module imports this one).
+    from .imports import _importers
+
+    checked = {fi.path for fi in files}
+    for fi in _importers(ws):
+        if fi.path in checked or fi.text is None or not is_within(fi.path, ws.root) or \
+                fi.path.suffix.lower() not in (".md", ".markdown", ".mdx", ""):
+            continue
+        checked.add(fi.path)
         yield from checker.check_file(fi, memory=False)
 
 
@@ -303,11 +322,24 @@ class _Checker:
         fdir = fi.path.parent
         bases = self._bases(fdir, memory)
         where = str(fdir)
-        states = self._states
         d = bases[0].abs
+        if not memory:
+            # A file reached through a symlink (`.claude/rules/x.md -> ../../.ai/rules/x.md`, `AGENTS.md ->
+            # .ai/rules/general.md`) names paths relative to where its text really lives as well as to where it is
+            # linked: the author wrote them next to the real file. Both are tried.
+            real = os.path.dirname(self.ws.fs.realpath(fi.path))
+            if real != where and is_within(real, self._root_str):
+                extra = [b for b in self._bases(Path(real), False) if b not in bases]
+                if extra:
+                    bases = bases + extra
+                    d = f"{d}\0{real}"
+        states = self._states
         own = fi.path.name
+        ctx: list = []
         # the loader expands imports in instruction files, never in memory
-        for ref in _extract(text, _import_cols if not memory and "@" in text else frozenset()):
+        refs = _extract(text, _import_cols if not memory and "@" in text else frozenset(), into=ctx)
+        found: list[tuple[_Ref, str, str]] = []
+        for ref in refs:
             path = self._candidate(ref, bases, memory, fi.kind)
             if path is None:
                 continue
@@ -315,9 +347,72 @@ class _Checker:
             state = states.get((path, d, link))  # the bases are those of directory d
             if state is None:
                 state = states[(path, d, link)] = self._resolve(path, bases, link)
+            found.append((ref, path, state))
+        if not any(state == "missing" for _, _, state in found):
+            return
+        offset, body = ctx
+        fctx = FileContext(body)
+        template = not memory and self.ws.config.in_template_dir(self.ws.rel(fi.path))
+        for ref, path, state in found:
             if state != "missing" or _context_more(ref.source):
                 continue
-            yield self._finding(fi, ref, path, bases, memory, where, own)
+            line = ref.source[:-1] if ref.source.endswith("\r") else ref.source
+            end = ref.col + len(ref.text)
+            purpose = classify(line, ref.col, end, fctx.at(ref.line - offset))
+            if purpose.kind != CLAIM:
+                continue  # an example, a counter-example, a place to create, another repository...
+            # only peers with a directory count: a bare name "exists" wherever a file of that name is
+            # A peer is a path with a directory, or a bare name of the same extension that is not a generic name
+            # (`commonWorker.server.ts` beside a missing `legacyWorker.server.ts`): a bare name "exists" wherever a
+            # file of that name is, so `index.md` beside `overview.md` says nothing.
+            ext = path.rpartition(".")[2] if "." in path.rpartition("/")[2] else None
+            peers = [p for r, p, st in found if r.line == ref.line and st == "exists" and p != path and
+                     ("/" in p or (ext is not None and p.endswith("." + ext) and not _generic_name(p)))]
+            lctx = fctx.at(ref.line - offset)
+            severity, confidence = self._confidence(ref, line, path, bases, memory, template, peers)
+            section = example_section(lctx) if severity == "warning" and not peers else None
+            if section is not None:
+                severity, confidence = "info", f"the line is in a section or list about examples or conventions ({section})"
+            if severity is None:
+                continue
+            explain = [f"why it counts as a claim: {purpose.why}", f"confidence: {confidence}",
+                       "looked for it from: " + ", ".join(f"`{b.rel or '.'}/`" if b.rel is not None else f"`{b.abs}`"
+                                                          for b in bases),
+                       "also tried: a file of that name anywhere (names without a `/`), the path as the tail of an "
+                       "existing path, the name plus an extension (not for links), the file system (symlinks), "
+                       "the root .gitignore"]
+            yield self._finding(fi, ref, path, bases, memory, where, own, severity, explain)
+
+    def _confidence(self, ref: _Ref, line: str, path: str, bases: list[_Base], memory: bool, template: bool,
+                    peers: list[str]) -> tuple[str | None, str]:
+        """(severity or None to leave it out, why) of a missing path the text claims exists."""
+        if memory:
+            return "warning", "a memory names it as a file of the workspace"
+        segs = [s for s in path.rstrip("/").split("/") if s not in (".", "..")]
+        first, name = segs[0], segs[-1]
+        m = IN_OTHER_PLACE.match(line[ref.col + len(ref.text):])
+        if m and not self._first_dir_exists(m.group(1), bases) and m.group(1) not in self.names.dirs:
+            return None, ""  # "`docs/x.md` in `acme/tools`": a file of that repository
+        if path.rstrip("/") in _TOOL_LOCATIONS or path.rstrip("/").startswith(_TOOL_LOCATION_DIRS):
+            return "info", ("a location an agent or editor defines for its own configuration (it reads it there "
+                            "when present): the text may say where to put one rather than that it exists")
+        if peers:
+            return "warning", f"other paths on the same line exist (`{peers[0]}`): the line describes this workspace"
+        if template:
+            return "info", ("the file lies in a template directory ([check] template_dirs): the paths it names are "
+                            "those of the project it is copied into")
+        if path.startswith("../") and first not in self.names.dirs and not self._first_dir_exists(first, bases):
+            return "info", (f"it climbs out of the file's directory into `{first}/`, which exists nowhere in the "
+                            "workspace: a sibling checkout (another repository) is likely")
+        if ref.kind == "bare" and "/" in path and _EXT.match(name) is None and not path.endswith("/"):
+            return "info", "words joined by slashes in prose (`capabilities/toolsets/models`), without an extension"
+        if len(segs) == 1 and ref.kind != "link" and "/" not in path:
+            if is_subject(line, ref.col, ref.col + len(ref.text)):
+                return "warning", "a bare file name that its list item, table row or label describes"
+            return "info", ("a bare file name (no directory) in running text: it may name a kind of file or an "
+                            "illustration rather than a file here")
+        return "warning", ("named as a file of this workspace (a link, or a path whose first directory exists)"
+                           if ref.kind == "link" or len(segs) > 1 else "named as a file of this workspace")
 
     # -- which tokens are paths ------------------------------------------------------------------------
     def _bases(self, fdir: Path, memory: bool) -> list[_Base]:
@@ -422,6 +517,10 @@ class _Checker:
         name = segs[-1]
         has_slash = len(segs) > 1 or path.endswith("/")
         tails = names.files.get(name, []) + names.dirs.get(name, [])
+        if not has_slash and name.startswith(".") and not tails and not link:
+            # `.governance.yaml` with agent-x.governance.yaml present: the suffix of a kind of file
+            if any(n.endswith(name) for n in names.files):
+                return "exists"
         if not has_slash:
             if tails and not link:
                 return "exists"  # `web.py`: some web.py exists; the author named it informally
@@ -471,7 +570,7 @@ class _Checker:
 
     # -- reporting ----------------------------------------------------------------------------------------
     def _finding(self, fi: FileInfo, ref: _Ref, path: str, bases: list[_Base], memory: bool, where: str,
-                 own: str) -> Finding:
+                 own: str, severity: str = "warning", explain: list[str] | None = None) -> Finding:
         # What a missing path suggests depends on the path, the directory of the file that names it (``where``)
         # and whether it is a link: worked out once per directory and path.
         # (Whether the file shares the missing path's name too: it is never suggested as where that path went.)
@@ -483,11 +582,14 @@ class _Checker:
         span = Span(ref.line, ref.col, ref.line, ref.col + len(ref.text))
         fixes = [] if new is None else [Fix(f"Replace with `{new}`", (Edit(fi.path, span, new),), safe=False)]
         data = {"path": path, "candidates": cands[:10], "text": ref.text}
+        if explain:
+            data["explain"] = explain + ([f"where it may have gone: {', '.join(f'`{c}`' for c in cands[:10])}"]
+                                         if cands else [])
         if memory:
             msg = f"This memory may be stale: `{ref.text}` no longer exists{hint}; update or delete the memory"
-            return Finding("CTX402", "warning", fi.path, span, msg, fixes=fixes, data=data)
+            return Finding("CTX402", severity, fi.path, span, msg, fixes=fixes, data=data)
         msg = f"`{ref.text}` does not exist{hint}; point the reference at the right path or remove it"
-        return Finding("CTX401", "warning", fi.path, span, msg, fixes=fixes, data=data)
+        return Finding("CTX401", severity, fi.path, span, msg, fixes=fixes, data=data)
 
     def _hint(self, fi: FileInfo, ref: _Ref, path: str, bases: list[_Base], memory: bool
               ) -> tuple[list[str], str, str | None]:
@@ -501,8 +603,11 @@ class _Checker:
         is_dir = path.endswith("/") or ext is None
         names = self.names
         cands: list[str] = []
+        split_dir = self._split_into(path, parent, m, ext, bases) if parent else None
         if memory and ref.kind == "link" and "/" not in path:
             pass  # a topic file of the memory directory: workspace files of that name are unrelated
+        elif split_dir is not None:
+            pass  # services/stats/web.py -> services/stats/web/ beside it: split up, not moved
         elif not path.endswith("/") and not _generic_name(name):
             # a file of that name: strong evidence it moved (unless every other directory has one, or it is
             # the file that names the path)
@@ -526,22 +631,25 @@ class _Checker:
             hint = f" (`{name}` exists at {shown})"
         elif ext in _CODE_EXT and m is not None:
             stem = m.group(1)
-            split: list[str] = []
-            if parent:  # services/stats/web.py -> services/stats/web/
-                for b in bases:
-                    if b.rel is None:
-                        continue
-                    r = f"{b.rel}/{parent}/{stem}" if b.rel else f"{parent}/{stem}"
-                    if r.startswith(".") or "/." in r:  # else already normal (and normpath is slow)
-                        r = posixpath.normpath(r)
-                    if r in names.dirset:
-                        split = [r]
-                        break
-            else:
-                split = names.dirs.get(stem, [])
+            split = [split_dir] if split_dir is not None else [] if parent else names.dirs.get(stem, [])
             if len(split) == 1:
                 hint = f" (there is now a directory `{split[0]}/`: was it split up?)"
         return cands, hint, new
+
+    def _split_into(self, path: str, parent: str, m, ext: str | None, bases: list[_Base]) -> str | None:
+        """The directory `parent/stem/` that a missing code file `parent/stem.ext` became, if there is one."""
+        if m is None or ext not in _CODE_EXT:
+            return None
+        stem = m.group(1)
+        for b in bases:
+            if b.rel is None:
+                continue
+            r = f"{b.rel}/{parent}/{stem}" if b.rel else f"{parent}/{stem}"
+            if r.startswith(".") or "/." in r:  # else already normal (and normpath is slow)
+                r = posixpath.normpath(r)
+            if r in self.names.dirset:
+                return r
+        return None
 
     def _rewrite(self, fi: FileInfo, ref: _Ref, cand: str, is_dir: bool, memory: bool) -> str:
         """The replacement text for a reference to ``cand`` (root-relative), written the way the file needs it."""
@@ -559,6 +667,16 @@ class _Checker:
         if is_dir and ref.text.endswith("/") and not new.endswith("/"):
             new += "/"
         return new
+
+
+# Where agents and editors look for their own configuration: named to say where one goes, present or not.
+_TOOL_LOCATIONS = frozenset("""
+    .claude/settings.json .claude/settings.local.json .claude/hooks .claude/agents .claude/commands .claude/rules
+    .claude/skills .claude/output-styles .claude/CLAUDE.md .mcp.json CLAUDE.local.md .cursor/rules .cursor/mcp.json
+    .cursorrules .github/instructions .github/prompts .github/copilot-instructions.md .github/chatmodes
+    .windsurf/rules .windsurfrules .vscode/settings.json .vscode/mcp.json .gemini/settings.json .codex/config.toml
+    .clinerules AGENTS.override.md""".split())
+_TOOL_LOCATION_DIRS = (".continue/", ".cursor/", ".windsurf/", ".gemini/", ".codex/", ".aider")
 
 
 # File names found in many directories: one elsewhere is no evidence that a missing path moved there.
@@ -631,7 +749,12 @@ def _shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
     stem = m.group(1) if m else last
     if ext is not None and ext.isdigit():
         return None  # versions: v1.2, 3.11
-    if stem.lower() in _PLACEHOLDER_STEMS or any(s.lower() in _PLACEHOLDER_STEMS for s in real[:-1]):
+    if _VERSION_SEGMENT.match(last):
+        return None  # branches and version series: release/3.x, v2.x
+    if "/" not in t and last.startswith(".") and last.count(".") >= 2:
+        return None  # `.spec.ts`, `.agent.md`, `.test-d.ts`: a file-name suffix, the naming of a kind of file
+    if stem.lower() in _PLACEHOLDER_STEMS or stem.split(".")[0].lower() in _PLACEHOLDER_STEMS \
+            or any(s.lower() in _PLACEHOLDER_STEMS for s in real[:-1]):
         return None
     if any(_PLACEHOLDER_SEGMENT.match(s) for s in real):
         return None
@@ -651,7 +774,8 @@ def _shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
         return None
     if kind == "at":
         if has_slash:
-            return (False, True, first) if (ext is not None or explicit_rel) else None
+            # `@cratis/arc.react`: a scoped package (its "extension" is part of the name); `@docs/x.md` a path
+            return (False, True, first) if ((ext is not None and ext in _KNOWN_EXT) or explicit_rel) else None
         return (False, False, first) if ext in _KNOWN_EXT else None
     if not has_slash:
         if ext is None or stem.split(".")[0].lower() in _RECEIVERS:
@@ -686,10 +810,14 @@ def _import_cols(body: str, st: Structure, offset: int) -> set[tuple[int, int]]:
     return {(r.line - 1, r.col) for r in live + dead}
 
 
-def _extract(text: str, import_cols: set[tuple[int, int]] | frozenset[tuple[int, int]] | _FindImports) -> list[_Ref]:
+def _extract(text: str, import_cols: set[tuple[int, int]] | frozenset[tuple[int, int]] | _FindImports,
+             into: list | None = None) -> list[_Ref]:
     """Path-like references of a markdown file, outside frontmatter, code blocks and HTML comments.
-    ``import_cols``: where the file's imports are (see `_import_cols`), or how to find them when needed."""
+    ``import_cols``: where the file's imports are (see `_import_cols`), or how to find them when needed.
+    ``into``: receives (frontmatter line offset, body lines), for the mentions' context."""
     fm, body = split_frontmatter(text)
+    if into is not None:
+        into.extend((fm.end_line, body.split("\n")))
     offset = fm.end_line
     st = structure(body)
     skip = st.code_lines | st.comment_lines
@@ -732,12 +860,6 @@ _Tok = tuple[int, str, str, int]
 @lru_cache(maxsize=65536)
 def _line_tokens(line: str) -> tuple[_Tok, ...]:
     """Candidate references of one line (cached: instruction files repeat lines a lot)."""
-    low = line.lower()
-    for w in _CONTEXT_WORDS:
-        if w in low:
-            if _CONTEXT_SKIP.search(low):
-                return ()  # a line about creating or removing things: nothing it names is checked
-            break
     out: list[_Tok] = []
     cur = line
 

@@ -374,6 +374,20 @@ def frontmatter_unknown_field(ws: Workspace):
             if got is None:
                 continue
             msg, rename = got
+            shared = _other_reader(ws, fi, key) if fi.kind == D.RULE and key in _FOREIGN else None
+            if shared is not None:
+                agent = _FOREIGN[key].removeprefix("a ").removesuffix(" field")
+                if key == "globs" and "paths" not in fm.data:
+                    msg = (f"`globs:` is {agent}'s field ({shared}); Claude Code ignores it, so for Claude Code the "
+                           f"rule is unconditional and loads in every session: add `paths:` with the same patterns "
+                           f"and keep `globs:` for {agent}")
+                    yield Finding("CTX502", "warning", fi.path, _key_span(fi, line, key), msg)
+                else:
+                    msg = (f"`{key}` is {agent}'s field ({shared}): Claude Code ignores it and scopes the rule by "
+                           f"`paths:` alone; keep it for {agent}")
+                    yield Finding("CTX502", "info", fi.path, _key_span(fi, line, key), msg,
+                                  data={"explain": [f"another agent reads this file: {shared}"]})
+                continue
             # A field that is merely unknown to a rule or memory file costs nothing (frontmatter is stripped):
             # report it as info; misspellings and other tools' fields change behaviour and stay warnings.
             severity = "info" if fi.kind in (D.RULE, D.MEMORY_INDEX, D.MEMORY_TOPIC) and rename is None \
@@ -389,6 +403,38 @@ def frontmatter_unknown_field(ws: Workspace):
 
 
 _PERMISSION_FIELDS = frozenset({"allowed-tools", "hooks", "shell", "agent", "context"})
+
+# Where each agent whose fields a rule may carry reads rule files (relative to the workspace root): a folder
+# that is, or links to, the rule's real folder means that agent reads the very file.
+_AGENT_RULE_DIRS = {
+    "globs": (".cursor/rules",), "alwaysApply": (".cursor/rules",),
+    "applyTo": (".github/instructions",),
+    "trigger": (".windsurf/rules", ".agent/rules", ".agents/rules"),
+}
+# Files or folders whose presence says the workspace uses that agent at all.
+_AGENT_MARKERS = {
+    "globs": (".cursor", ".cursorrules"), "alwaysApply": (".cursor", ".cursorrules"),
+    "applyTo": (".github/instructions", ".github/copilot-instructions.md"),
+    "trigger": (".windsurf", ".windsurfrules", ".agent", ".agents/rules"),
+}
+
+
+def _other_reader(ws: Workspace, fi, key: str) -> str | None:
+    """Why another agent, whose field ``key`` is, reads rule file ``fi`` too (None: no sign of it): its rule
+    folder is (or links to) this rule's real folder, the rule's text lives outside `.claude/` in a folder shared by
+    construction (`.ai/rules`, `.agents/rules`, linked in), or the workspace has that agent's files."""
+    real = ws.fs.realpath(fi.path)
+    real_dir = os.path.dirname(real)
+    for d in _AGENT_RULE_DIRS.get(key, ()):
+        p = ws.root / d
+        if os.path.isdir(p) and ws.fs.realpath(p) == real_dir:
+            return f"{d} is this rule's folder" if not os.path.islink(p) else f"{d} links to this rule's folder"
+    if real != str(fi.path) and "/.claude/" not in real.replace(os.sep, "/"):
+        return f"its text lives in {ws.rel(Path(real)) if is_within(real, str(ws.root)) else real}, a folder shared with other agents"
+    for m in _AGENT_MARKERS.get(key, ()):
+        if os.path.exists(ws.root / m):
+            return f"the workspace has {m}"
+    return None
 
 
 def _norm(key: str) -> str:
@@ -690,7 +736,10 @@ def skill_missing_bundled_file(ws: Workspace):
         if not _may_hold_refs(fi.text or "", False):
             continue  # no line of it can name a file (most skills on a large workspace)
         skill_dir = fi.path.parent
-        bases = [skill_dir]
+        # A skill behind a symlinked `.claude/skills` lives in its real directory: that is where the model's Read
+        # of a relative path lands, so a path is looked up from there too.
+        real_dir = Path(os.path.dirname(ws.fs.realpath(fi.path)))
+        bases = [skill_dir] + ([real_dir] if real_dir != skill_dir else [])
         cb = _claude_base(fi.path)
         if cb is not None:
             bases.append(cb[1])
@@ -710,7 +759,12 @@ def skill_missing_bundled_file(ws: Workspace):
                 continue  # "write the report to `assets/report.md`": the file need not exist yet
             for col, text, target, skill_only in _refs_in_line(raw.rstrip("\r"), in_code):
                 rel = os.path.normpath(target)
+                if any(seg in D.SKIP_DIRS for seg in rel.split(os.sep)):
+                    continue  # `node_modules/x/dist/index.mjs`: the project's dependencies, not the skill's files
                 if rel.startswith("..") and not skill_only:
+                    if real_dir != skill_dir and is_within(Path(os.path.normpath(real_dir / target)), ws.root) \
+                            and ws.exists(Path(os.path.normpath(real_dir / target))):
+                        continue  # resolves from the skill's real directory
                     f = _climbing_ref(ws, fi, skill_dir, line_no, col, text, target)
                     if f is not None and (line_no, rel) not in reported:
                         reported.add((line_no, rel))
@@ -720,7 +774,7 @@ def skill_missing_bundled_file(ws: Workspace):
                     continue
                 if (line_no, rel) in reported:
                     continue
-                if any(ws.exists(b / rel) for b in ([skill_dir] if skill_only else bases)):
+                if any(ws.exists(b / rel) for b in (bases[:2] if skill_only else bases)):
                     continue
                 reported.add((line_no, rel))
                 if listing is None:
@@ -735,9 +789,18 @@ def skill_missing_bundled_file(ws: Workspace):
                     m = _SKILL_DIR_VAR_RE.match(text)
                     prefix = m.group(0) if m else ("./" if text.startswith("./") else "")
                     fixes.append(Fix(f"Point the reference at {cands[0]}", (Edit(fi.path, span, prefix + cands[0]),)))
-                yield Finding("CTX506", "warning", fi.path, span,
+                # A command in a code block (`node scripts/x.mjs`) naming a bundle directory the skill does not have
+                # at all may run from another directory (another checkout): unsure, so info.
+                top = rel.split(os.sep)[0]
+                unsure = in_code and not skill_only and not cands and \
+                    not any(os.path.isdir(b / top) for b in bases[:2])
+                why = (f"a command in a code block names `{top}/`, which this skill does not bundle at all: it may run "
+                       f"from another directory" if unsure else f"looked for it in {ws.rel(skill_dir)}/"
+                       + (f", {ws.rel(real_dir)}/ (the real directory)" if real_dir != skill_dir else "")
+                       + (", the project" if not skill_only else ""))
+                yield Finding("CTX506", "info" if unsure else "warning", fi.path, span,
                               f"The skill names `{rel}` but {ws.rel(skill_dir)}/{rel} does not exist{hint}; add the "
-                              f"file to the skill or fix the path", fixes=fixes)
+                              f"file to the skill or fix the path", fixes=fixes, data={"explain": [why]})
 
 
 def _climbing_ref(ws: Workspace, fi: FileInfo, skill_dir: Path, line: int, col: int, text: str,

@@ -1,0 +1,306 @@
+"""Why a markdown file mentions a path: a claim that it exists, or something else.
+
+A path named in an instruction file is not always a claim that the file is there. It may be an example
+(`✅ UserProfile.tsx`, "a helper such as `shared/x`"), a counter-example ("not `apps/x/CHANGELOG.md`", `❌ ...`),
+a place something is created or written to ("writes the report to `out/report.json`", "`dist/` is generated"),
+a file of another repository ("`docs/x.md` in `acme/other`", "owned by the Documentation repo"), or the text
+says itself that it need not exist ("gitignored", "if it exists"). Only a claim makes a missing path stale.
+
+The classification looks at the clause around the mention (the words right before and after it, up to the
+nearest clause boundary), at the list item it is in (its marker: ✅/❌, Good:/Bad:), at the list item it is
+nested under and at the headings above it (an "Examples" section, a "generated directories:" parent). It is
+token-level, not line-level: "Use `scripts/create_user.py` to create a test user" names a script that must
+exist (the path is the instrument, not the object of *create*), "For example, `src/handlers/user.py` shows..."
+states something about an existing file (a verb follows the path), "The output of `tools/report.py` goes to
+stdout" names the producer. Pure functions; never raise.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+CLAIM = "claim"
+EXAMPLE = "example"
+CONTRAST = "contrast"
+CREATED = "created"
+HISTORY = "history"
+EXTERNAL = "external"
+OPTIONAL = "optional"
+
+
+@dataclass(frozen=True)
+class Purpose:
+    kind: str
+    """claim | example | contrast | created | history | external | optional"""
+    why: str
+    """The heuristic that decided, in words (shown by `ctxls check --explain`)."""
+
+
+# -- clause boundaries: a sentence end, a semicolon, a colon, a dash, a table cell, an opening of a list
+_BOUNDARY = re.compile(r"(?:[.;!?](?:\s|$)|:\s|\s[—–-]\s|\||\(|\)|\s→\s)")
+
+# Markers of a list item or a table row that is an example of the right or the wrong way.
+_GOOD_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])?\s*(?:✅|✓|✔|👍|☑|(?:\*\*|__)?(?:good|correct|right|do|yes|preferred)"
+                        r"(?:\*\*|__)?\s*[:：])", re.IGNORECASE)
+_BAD_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])?\s*(?:❌|✗|✘|×|🚫|👎|⛔|(?:\*\*|__)?(?:bad|wrong|incorrect|avoid|don'?t|"
+                       r"never|no|anti-?pattern)(?:\*\*|__)?\s*[:：])", re.IGNORECASE)
+_MARK_IN_ROW = re.compile(r"(✅|✓|✔|❌|✗|✘|🚫)")
+
+# Words right before the mention (same clause) that make it a counter-example: "not `x`", "instead of `x`".
+_NEGATED = re.compile(r"(?:\b(?:not|never|instead\s+of|rather\s+than|avoid|don'?t\s+(?:use|add|create|put)|"
+                      r"do\s+not\s+(?:use|add|create|put)|no\s+more|without)\s+(?:\S+\s+){0,2}$)", re.IGNORECASE)
+_ABSENT_AFTER = re.compile(r"^\W{0,3}\(?\s*(?:doesn'?t|does\s+not|do\s+not|don'?t|won'?t)\s+exist|^\W{0,3}\(?\s*"
+                           r"(?:removed|deleted|gone|deprecated|obsolete|legacy,\s+removed)\b", re.IGNORECASE)
+
+# Example markers right before the mention ("e.g. `x`", "such as `x`", "like `x`").
+_EXAMPLE_BEFORE = re.compile(
+    r"(?:\be\.\s?g\.|\bi\.\s?e\.|\bfor\s+(?:example|instance)|\bsuch\s+as|\blike|\bsay|\bpar\s+exemple|"
+    r"\bpor\s+ejemplo|\bz\.\s?b\.|(?<![\w.])(?:examples?|samples?)\b|例[:：]|例えば|例如|比如)\W*(?:\S+\s+){0,3}\W*$", re.IGNORECASE)
+_EXAMPLE_AFTER = re.compile(r"^\W{0,3}\s*,?\s*(?:e\.\s?g\.|i\.\s?e\.|for\s+(?:example|instance)|as\s+an?\s+example)",
+                            re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.;!?](?:\s|$)|\|")
+# After an example marker, a verb after the path makes the sentence a statement about the file ("For example,
+# `src/handlers/user.py` shows how ...").
+_CLAIM_VERB_AFTER = re.compile(
+    r"^\W{0,3}\s*(?:is|are|was|has|have|shows?|contains?|defines?|handles?|implements?|holds?|lives?|exports?|"
+    r"uses?|runs?|does|provides?|registers?|configures?|sets?|returns?|calls?|loads?|keeps?|stores?|"
+    r"describes?|documents?|explains?|lists?|wires?|owns?|reads?|parses?|builds?|validates?|demonstrates?)\b",
+    re.IGNORECASE)
+
+# Creation or output with the path as the object: "creates `x`", "writes to `x`", "output to `x`".
+_CREATED_BEFORE = re.compile(
+    r"(?:\b(?:creat(?:e|es|ed|ing)|(?:re)?generat(?:e|es|ed|ing)|scaffold(?:s|ed|ing)?|emit(?:s|ted|ting)?|"
+    r"produc(?:e|es|ed|ing)|mkdir|touch)\b(?:\s+(?:a|an|the|new|your|its|their|this|that|one|file|files|"
+    r"directory|dir|folder|at|in|under|as|called|named)\b)*\W*$"
+    r"|\b(?:writ(?:e|es|ing|ten)|output(?:s|ted|ting)?|sav(?:e|es|ed|ing)|dump(?:s|ed|ing)?|"
+    r"download(?:s|ed|ing)?)\b(?:\s+\S+){0,4}?\s+"
+    r"(?:to|into|in|under|as)\W*$)", re.IGNORECASE)
+_CREATED_AFTER = re.compile(
+    r"^\W{0,3}\s*(?:\((?:auto-?)?(?:generated|created|built|output|produced|written|cached|temporary|runtime|"
+    r"gitignored|local)\b|(?:is|are|will\s+be|gets?|get|is\s+being|are\s+being|was|were)\s+(?:auto-?)?"
+    r"(?:created|generated|written|produced|emitted|built|output|saved|downloaded|cached|populated|scaffolded)\b"
+    r"|(?:once|after|when)\s+(?:it\s+is\s+)?(?:created|generated|built))", re.IGNORECASE)
+
+# A path that is gone by intent: "`x` was renamed", "moved from `x`", "formerly `x`" (but "renamed to `y`" names
+# the new path, which must exist).
+_HISTORY_BEFORE = re.compile(
+    r"\b(?:renam\w*|mov(?:e|ed|ing)|delet\w*|remov\w*|replac\w*|deprecat\w*|formerly|used\s+to\s+be|dropp\w*|"
+    r"split|migrat\w*)(?:\s+(?!to\b|into\b|with\b|by\b|in\b)\S+){0,2}\s*\W*$", re.IGNORECASE)
+_HISTORY_AFTER = re.compile(
+    r"^\W{0,3}\s*(?:\(?(?:deprecated|removed|deleted|legacy|obsolete|gone|old)\b|(?:was|were|has\s+been|have\s+been|"
+    r"is|are|got)\s+(?:now\s+)?(?:renamed|moved|deleted|removed|replaced|deprecated|split|merged|gone|obsolete|"
+    r"no\s+longer))", re.IGNORECASE)
+
+# Another repository named around the mention: "in `acme/other`", "owned by the Documentation repo".
+_OTHER_REPO = re.compile(
+    r"\b(?:(?:in|from|at)\s+(?:the\s+)?`?[A-Za-z0-9_-]+/[A-Za-z0-9_-]+`?\s+repo(?:sitory)?\b|"
+    r"(?:owned\s+by|lives?\s+in|in|from)\s+the\s+[*_`]*(?!same\b|root\b|main\b|this\b|repo\b)[\w.-]+[*_`]*\s+repo(?:sitory)?\b|"
+    r"(?:another|other|separate|sibling|external|upstream|downstream)\s+repo(?:sitor(?:y|ies))?\b|"
+    r"\b(?!this\b|the\b|our\b|same\b|each\b)[\w-]+\s+repo(?:sitory)?'s\b|"
+    r"`[A-Za-z0-9_-]+/[A-Za-z0-9_-]+`[^.;]{0,80}\brepo(?:sitory)?\b|\brepo(?:sitory)?\b[^.;]{0,40}`[A-Za-z0-9_-]+/[A-Za-z0-9_-]+`|"
+    r"(?:product|contributing|consumer|downstream|application|app)\s+repo(?:sitor(?:y|ies))?\b)",
+    re.IGNORECASE)
+# "`docs/x.md` in `acme/tools`": the clause after the mention names where it is; the caller checks that
+# `acme/tools` is not a path of the workspace (then it is a repository).
+IN_OTHER_PLACE = re.compile(r"^`?\s+in\s+`([A-Za-z0-9_-]+)/([A-Za-z0-9_.-]+)`")
+
+# "if branch-context files exist (`x`)", "`x` (if any)": present only sometimes.
+_CONDITIONAL_BEFORE = re.compile(r"\b(?:if|when|where|unless|whether)\b[^.;]{0,60}?\b(?:exists?|present|available|any)\b"
+                                 r"[^.;]{0,20}$", re.IGNORECASE)
+_CONDITIONAL_AFTER = re.compile(r"^\W{0,3}\s*\(?\s*(?:if|when)\s+(?:it\s+|one\s+|they\s+)?(?:exists?|is\s+present|present|any|"
+                                r"available)\b|^\W{0,3}\s*\(optional\)", re.IGNORECASE)
+
+# Headings or parent items announcing examples, conventions, or generated things.
+_EXAMPLE_HEADING = re.compile(
+    r"\b(?:examples?|samples?|illustrat\w*|naming|conventions?|good\s+vs\.?\s+bad|do'?s\s+and\s+don'?ts|"
+    r"anti-?patterns?|correct|incorrect|templates?|placeholders?)\b", re.IGNORECASE)
+_GENERATED_PARENT = re.compile(
+    r"\b(?:(?:auto-?)?generated|build\s+outputs?|artifacts|temporary|gitignored|auto-?created)\b", re.IGNORECASE)
+# "Toolchain is pre-installed in the VM: ... (`apps/x/bin/`)": put there by an install step.
+_INSTALLED_BEFORE = re.compile(r"\b(?:pre-?installed|installed|downloaded|fetched)\b", re.IGNORECASE)
+
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_BOLD_LABEL = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)(.+?)(?:\*\*|__)\s*[:：]?\s*$")
+_LIST_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+")
+
+
+@dataclass(frozen=True)
+class LineContext:
+    headings: tuple[str, ...]
+    """The headings above the line, outermost first (the nearest are the last)."""
+    parents: tuple[str, ...]
+    """The first lines of the list items the line is nested under, outermost first."""
+    item: str
+    """The line's list item's first line (the line itself when it starts an item), or ""."""
+
+
+class FileContext:
+    """Line contexts of one markdown body (0-based lines of the body), computed in one pass on first use."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self._ctx: list[LineContext] | None = None
+
+    def at(self, i: int) -> LineContext:
+        if self._ctx is None:
+            self._ctx = _contexts(self.lines)
+        if 0 <= i < len(self._ctx):
+            return self._ctx[i]
+        return LineContext((), (), "")
+
+
+def _contexts(lines: list[str]) -> list[LineContext]:
+    out: list[LineContext] = []
+    heads: list[tuple[int, str]] = []
+    items: list[tuple[int, str]] = []  # (indent, first line) of the open list items
+    label = ""  # a bold label line (`**Generated directories:**`) heads what follows until a blank line
+    current = ""
+    for line in lines:
+        h = _HEADING.match(line)
+        if h:
+            level = len(h.group(1))
+            while heads and heads[-1][0] >= level:
+                heads.pop()
+            heads.append((level, h.group(2)))
+            items.clear()
+            label = current = ""
+            out.append(LineContext(tuple(t for _, t in heads), (), ""))
+            continue
+        if not line.strip():
+            label = ""
+            out.append(LineContext(tuple(t for _, t in heads), tuple(t for _, t in items), current))
+            continue
+        m = _LIST_ITEM.match(line)
+        if m:
+            indent = len(m.group(1).expandtabs(4))
+            while items and items[-1][0] >= indent:
+                items.pop()
+            parents = tuple(t for _, t in items)
+            items.append((indent, line))
+            current = line
+        else:
+            indent = len(line) - len(line.lstrip())
+            if indent == 0 and not line.lstrip().startswith("|"):
+                items.clear()
+                current = ""
+                b = _BOLD_LABEL.match(line)
+                if b:
+                    label = line
+            parents = tuple(t for _, t in items[:-1]) if current else ()
+        heads_t = tuple(t for _, t in heads) + ((label,) if label else ())
+        out.append(LineContext(heads_t, parents, current))
+    return out
+
+
+_ABBREV = re.compile(r"(?:\b[eE]\.\s?[gG]|\b[iI]\.\s?[eE]|\b[zZ]\.\s?[bB]|\bp\.\s?ex|\betc|\bvs|\bcf)\.$")
+
+
+def _clause_before(line: str, col: int) -> str:
+    """The words before the mention back to the nearest clause boundary (abbreviations like "e.g." are not
+    boundaries; the mention's own backtick or bracket is dropped)."""
+    before = line[:col]
+    last = 0
+    for m in _BOUNDARY.finditer(before):
+        if before[m.start()] == "." and _ABBREV.search(before[:m.start() + 1]):
+            continue
+        last = m.end()
+    return before[last:].rstrip("`[*_")
+
+
+def _sentence_before(line: str, col: int) -> str:
+    before = line[:col]
+    last = 0
+    for m in _SENTENCE_END.finditer(before):
+        if before[m.start()] == "." and _ABBREV.search(before[:m.start() + 1]):
+            continue
+        last = m.end()
+    return before[last:].rstrip("`[*_")
+
+
+def _clause_after(line: str, end: int) -> str:
+    after = line[end:].lstrip("`]*_")
+    if after.startswith("("):  # a link target's closing paren, or "(generated)"
+        pass
+    return after
+
+
+def classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
+    """Why ``line`` mentions the path at [col, end) (code points; the path as written, without its backticks or
+    link brackets)."""
+    return _classify(line, col, end, ctx)
+
+
+@lru_cache(maxsize=16384)
+def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
+    before = _clause_before(line, col)
+    after = _clause_after(line, end)
+    item = ctx.item or line
+    # 1. counter-examples: the author says it is not there, or not the way to do it
+    if _BAD_MARK.match(item) or (line.lstrip().startswith("|") and _MARK_IN_ROW.search(line)
+                                 and _MARK_IN_ROW.search(line).group(1) in "❌✗✘🚫"):
+        return Purpose(CONTRAST, "a counter-example (its list item or table row is marked wrong: ❌, Bad:, Don't:)")
+    if _NEGATED.search(before):
+        return Purpose(CONTRAST, "negated right before the path (not / never / instead of / rather than)")
+    if _ABSENT_AFTER.match(after):
+        return Purpose(CONTRAST, "the text after the path says it does not exist or was removed")
+    # 2. examples
+    if _GOOD_MARK.match(item) or (line.lstrip().startswith("|") and _MARK_IN_ROW.search(line)):
+        return Purpose(EXAMPLE, "an example of the right way (its list item or table row is marked ✅, Good:)")
+    if _EXAMPLE_BEFORE.search(_sentence_before(line, col)) and not _CLAIM_VERB_AFTER.match(after):
+        return Purpose(EXAMPLE, "introduced as an example (e.g., for example, such as, like) and nothing is said "
+                                "about the file itself")
+    if _EXAMPLE_AFTER.match(after):
+        return Purpose(EXAMPLE, "followed by an example marker (`x`, e.g. ...)")
+    # 3. something created, written or generated there
+    if _CREATED_BEFORE.search(before):
+        return Purpose(CREATED, "the object of a verb that creates or writes it (create, generate, write to, "
+                                "output to, save to)")
+    if _CREATED_AFTER.match(after):
+        return Purpose(CREATED, "the text after the path says it is created, generated or written")
+    for p in ctx.parents[-1:] + ctx.headings[-1:]:
+        if _GENERATED_PARENT.search(p) and not _EXAMPLE_HEADING.search(p):
+            return Purpose(CREATED, f"listed under {_quote(p)}, which is about generated or runtime files")
+    if _INSTALLED_BEFORE.search(_sentence_before(line, col)):
+        return Purpose(CREATED, "the sentence says it is installed or downloaded there")
+    # 4. history: renamed, moved, removed
+    if _HISTORY_BEFORE.search(before) or _HISTORY_AFTER.match(after):
+        return Purpose(HISTORY, "the clause says it was renamed, moved, removed or replaced")
+    # 5. present only sometimes
+    if _CONDITIONAL_BEFORE.search(_sentence_before(line, col)) or _CONDITIONAL_AFTER.match(after):
+        return Purpose(OPTIONAL, "the sentence makes it conditional (if it exists, when present, if any)")
+    # 6. another repository
+    if _OTHER_REPO.search(line):
+        return Purpose(EXTERNAL, "the line names another repository")
+    return Purpose(CLAIM, "named as a file of this workspace")
+
+
+def example_section(ctx: LineContext) -> str | None:
+    """The heading or parent list item that puts the line in a section about examples or conventions, if any:
+    a path there may be an illustration (the caller reports it as info, not as a warning)."""
+    for p in ctx.parents[-1:] + ctx.headings[-2:]:
+        if _EXAMPLE_HEADING.search(p):
+            return _quote(p)
+    return None
+
+
+def _quote(text: str) -> str:
+    t = text.strip().lstrip("#-*+ ").strip()
+    return f"'{t[:60]}…'" if len(t) > 60 else f"'{t}'"
+
+
+# -- confidence of a claim ---------------------------------------------------------------------------------
+_SUBJECT_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\*\*)?`?$")
+_DESCRIBED_AFTER = re.compile(r"^`?(?:\*\*)?\s*(?:[:：—–]|-\s|\(|\s+-\s)")
+_LABEL_BEFORE = re.compile(r"(?:\*\*[^*]+\*\*|__[^_]+__)\s*\(`?$|^\s*#{1,6}\s+[^`]*`?$|^\s*\|\s*`?$")
+
+
+def is_subject(line: str, col: int, end: int) -> bool:
+    """Whether the mention is what its list item, table row or labelled parenthesis is about: `- `x.py`: does
+    y`, `**Search** (`x.py`):`, `| `x.py` | ... |`, `## `x.py``: the author describes a file of the layout."""
+    before = line[:col]
+    after = line[end:]
+    if _SUBJECT_ITEM.match(before) and _DESCRIBED_AFTER.match(after):
+        return True
+    return _LABEL_BEFORE.search(before) is not None
