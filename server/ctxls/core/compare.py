@@ -8,6 +8,7 @@ fetch it: Cursor's Agent Requested rules) and `never`. Pure; never raises on bad
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
@@ -92,8 +93,9 @@ def compare(start: Path, touched: Sequence[Path] = (), settings: Settings | None
         for k in s.skipped:
             if k.kind not in _NOT_FILES and (k.when is not None or fs.is_file(k.source)):
                 paths.setdefault(k.source)
-    rows = [Row(p, {a: _cell(p, sessions[a], a, settings, fs) for a in agents})
-            for p in sorted(paths, key=lambda p: (not _inside(p, root), display_path(p, root) or ""))]
+    by = {a: _by_source(s) for a, s in sessions.items()}
+    rows = [Row(p, {a: _cell(p, sessions[a], by[a], a, settings, fs) for a in agents})
+            for p in sorted(paths, key=_order(root))]
     cmp = Comparison(start, root, tuple(agents), list(touched), rows, sessions, window=settings.window,
                      token_method=counter.method)
     for a, s in sessions.items():
@@ -105,12 +107,30 @@ def compare(start: Path, touched: Sequence[Path] = (), settings: Settings | None
     return cmp
 
 
-def _inside(p: Path, root: Path) -> bool:
-    return display_path(p, root) != str(p)
+def _order(root: Path):
+    """Sort key of the rows: files in the workspace by relative path, then the others (the user's home)."""
+    prefix = str(root).rstrip(os.sep) + os.sep
+
+    def key(p: Path) -> tuple[bool, str]:
+        s = str(p)
+        return (False, s[len(prefix):]) if s.startswith(prefix) else (True, s)
+
+    return key
 
 
-def _cell(path: Path, session: Session, agent: str, settings: Settings, fs: FileSystem) -> Cell:
-    blocks = [b for b in session.blocks if b.source == path and b.kind not in _NOT_FILES]
+def _by_source(s: Session) -> tuple[dict, dict]:
+    """A session's file blocks and skipped entries by source (a table row looks each file up in each)."""
+    blocks: dict[Path, list] = {}
+    for b in s.blocks:
+        if b.source is not None and b.kind not in _NOT_FILES:
+            blocks.setdefault(b.source, []).append(b)
+    skipped = {k.source: k for k in s.skipped}  # (the last entry of a source wins)
+    return blocks, skipped
+
+
+def _cell(path: Path, session: Session, by: tuple[dict, dict], agent: str, settings: Settings,
+          fs: FileSystem) -> Cell:
+    blocks = by[0].get(path, ())
     if blocks:
         first = min(b.lines[0] for b in blocks if b.lines) if any(b.lines for b in blocks) else None
         last = max(b.lines[1] for b in blocks if b.lines) if first is not None else None
@@ -118,9 +138,8 @@ def _cell(path: Path, session: Session, agent: str, settings: Settings, fs: File
         status = STARTUP if any(b.startup for b in blocks) else ON_TOUCH
         return Cell(status, sum(b.tokens for b in blocks), (first, last) if first else None, cut,
                     None if status == STARTUP else blocks[0].trigger, True)
-    skipped = [k for k in session.skipped if k.source == path]
-    if skipped:
-        k = skipped[-1]
+    k = by[1].get(path)
+    if k is not None:
         return Cell(_WHEN[k.when], reason=k.reason)
     try:
         when, reason = module(agent).unloaded(path, session, settings, fs)

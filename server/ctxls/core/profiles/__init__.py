@@ -16,8 +16,14 @@ AGENTS = ("claude-code", "codex", "cursor", "copilot", "gemini")
 _MODULES = {"claude-code": "claude", "codex": "codex", "cursor": "cursor", "copilot": "copilot", "gemini": "gemini"}
 
 
+_LOADED: dict = {}
+
+
 def module(agent: str):
-    return importlib.import_module(f"{__name__}.{_MODULES[agent]}")
+    got = _LOADED.get(agent)
+    if got is None:
+        got = _LOADED[agent] = importlib.import_module(f"{__name__}.{_MODULES[agent]}")
+    return got
 
 
 def _lazy(agent: str) -> Callable:

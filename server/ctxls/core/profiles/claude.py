@@ -63,8 +63,10 @@ def unloaded(path: Path, session: Session, settings: Settings, fs: FileSystem) -
                           "only where no CLAUDE.md exists)")
     else:
         return None, "not a file Claude Code reads"
-    if is_within(d, start) and d != start:
-        return "touch", f"nested: loads when a file under {M.display_path(d, session.root)}/ is read"
+    if d != start and is_within(d, start):
+        root = str(session.root).rstrip("/") + "/"
+        shown = str(d)[len(root):] if str(d).startswith(root) else str(d)
+        return "touch", f"nested: loads when a file under {shown}/ is read"
     if is_within(start, d):
         return None, "on the path from the root to the start directory, but not loaded"
     return None, "not on the path from the root to the start directory, nor below it"

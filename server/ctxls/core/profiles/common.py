@@ -312,6 +312,9 @@ def agent_file(parts: tuple[str, ...], names: frozenset[str]) -> bool:
     return False
 
 
+_AGENT_EXTS = (".md", ".mdc")
+
+
 def scan_agent_files(root: Path, settings: Settings, max_dirs: int = 100_000) -> list[Path]:
     """Every instruction file of any agent under ``root`` (VCS metadata, dependency and build folders skipped,
     symlinked directories not followed), sorted by path."""
@@ -333,7 +336,8 @@ def scan_agent_files(root: Path, settings: Settings, max_dirs: int = 100_000) ->
                 if e.is_dir(follow_symlinks=False):
                     if e.name not in skip:
                         stack.append((e.path, parts + (e.name,)))
-                elif e.is_file() and agent_file(parts + (e.name,), names):
+                elif (e.name in names or e.name.endswith(_AGENT_EXTS)) and e.is_file() \
+                        and agent_file(parts + (e.name,), names):  # (the name test first: most files are code)
                     found.append(Path(e.path))
             except OSError:
                 continue
