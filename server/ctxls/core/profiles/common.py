@@ -312,7 +312,7 @@ def agent_file(parts: tuple[str, ...], names: frozenset[str]) -> bool:
     return False
 
 
-_AGENT_EXTS = (".md", ".mdc")
+AGENT_EXTS = (".md", ".mdc")
 
 
 def scan_agent_files(root: Path, settings: Settings, max_dirs: int = 100_000) -> list[Path]:
@@ -336,7 +336,7 @@ def scan_agent_files(root: Path, settings: Settings, max_dirs: int = 100_000) ->
                 if e.is_dir(follow_symlinks=False):
                     if e.name not in skip:
                         stack.append((e.path, parts + (e.name,)))
-                elif (e.name in names or e.name.endswith(_AGENT_EXTS)) and e.is_file() \
+                elif (e.name in names or e.name.endswith(AGENT_EXTS)) and e.is_file() \
                         and agent_file(parts + (e.name,), names):  # (the name test first: most files are code)
                     found.append(Path(e.path))
             except OSError:
