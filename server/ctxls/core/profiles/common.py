@@ -108,6 +108,27 @@ class Builder:
                        self.counter.method, list(self.touched), agent=self.agent)
 
 
+def files_below(root: Path, suffixes: tuple[str, ...], fs: FileSystem) -> list[Path]:
+    """Files under ``root`` whose names end with one of ``suffixes``, recursively (symlinked directories
+    followed, each real directory once), sorted."""
+    if not fs.is_dir(root):
+        return []
+    out: list[Path] = []
+    stack, seen = [root], set()
+    while stack:
+        d = stack.pop()
+        real = fs.realpath(d)
+        if real in seen:
+            continue
+        seen.add(real)
+        for name, kind in fs.listing(d).items():
+            if kind == "d":
+                stack.append(d / name)
+            elif kind == "f" and name.endswith(suffixes):
+                out.append(d / name)
+    return sorted(out)
+
+
 def find_marker_root(start: Path, markers: tuple[str, ...], fs: FileSystem, ceiling: Path | None = None) -> Path | None:
     """The nearest directory from ``start`` up (``ceiling`` the last one tried) holding one of ``markers``."""
     d = start

@@ -23,8 +23,8 @@ from ..fs import FileSystem
 from ..model import Session
 from ..settings import Settings
 from ..tokens import TokenCounter
-from .common import (Builder, LooseFrontmatter, body_lines, dirs_down, find_marker_root, glob_matches, is_within,
-                     loose_frontmatter, split_globs, trimmed)
+from .common import (Builder, LooseFrontmatter, body_lines, dirs_down, files_below, find_marker_root, glob_matches,
+                     is_within, loose_frontmatter, split_globs, trimmed)
 
 AGENT = "copilot"
 REVIEW = "code-review"
@@ -36,21 +36,7 @@ def repo_root(start: Path, settings: Settings, fs: FileSystem) -> Path:
 
 def instruction_files(base: Path, fs: FileSystem) -> list[Path]:
     """`*.instructions.md` under ``base`` recursively, sorted."""
-    if not fs.is_dir(base):
-        return []
-    out, stack, seen = [], [base], set()
-    while stack:
-        d = stack.pop()
-        real = fs.realpath(d)
-        if real in seen:
-            continue
-        seen.add(real)
-        for name, kind in fs.listing(d).items():
-            if kind == "d":
-                stack.append(d / name)
-            elif kind == "f" and name.endswith(".instructions.md"):
-                out.append(d / name)
-    return sorted(out)
+    return files_below(base, (".instructions.md",), fs)
 
 
 def apply_to(fm: LooseFrontmatter) -> tuple[str, ...]:

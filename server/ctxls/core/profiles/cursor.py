@@ -25,7 +25,8 @@ from ..fs import FileSystem
 from ..model import Session
 from ..settings import Settings
 from ..tokens import TokenCounter
-from .common import Builder, LooseFrontmatter, body_lines, dirs_down, is_within, loose_frontmatter, split_globs, trimmed
+from .common import (Builder, LooseFrontmatter, body_lines, dirs_down, files_below, is_within, loose_frontmatter,
+                     split_globs, trimmed)
 
 AGENT = "cursor"
 ALWAYS, AUTO, REQUESTED, MANUAL = "Always", "Auto Attached", "Agent Requested", "Manual"
@@ -66,24 +67,7 @@ def classify(fm: LooseFrontmatter) -> tuple[str, tuple[str, ...], str]:
 
 def rule_files(base: Path, settings: Settings, fs: FileSystem) -> list[Path]:
     """`.mdc` files (and `.md` with cursor_md_rules) under ``base``/.cursor/rules, recursively, sorted."""
-    root = base / ".cursor" / "rules"
-    if not fs.is_dir(root):
-        return []
-    exts = (".mdc", ".md") if settings.cursor_md_rules else (".mdc",)
-    out: list[Path] = []
-    stack, seen = [root], set()
-    while stack:
-        d = stack.pop()
-        real = fs.realpath(d)
-        if real in seen:
-            continue
-        seen.add(real)
-        for name, kind in fs.listing(d).items():
-            if kind == "d":
-                stack.append(d / name)
-            elif kind == "f" and name.endswith(exts):
-                out.append(d / name)
-    return sorted(out)
+    return files_below(base / ".cursor" / "rules", (".mdc", ".md") if settings.cursor_md_rules else (".mdc",), fs)
 
 
 def parse_rule(path: Path, base: Path, fs: FileSystem, settings: Settings) -> tuple[CursorRule, str, tuple[int, int] | None] | None:
