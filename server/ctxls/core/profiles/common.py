@@ -310,12 +310,17 @@ def instruction_names(settings: Settings) -> frozenset[str]:
                       *settings.copilot_root_files})
 
 
+_AGENT_DIRS = frozenset({".claude", ".cursor", ".github"})
+
+
 def agent_file(parts: tuple[str, ...], names: frozenset[str]) -> bool:
     """Whether a path (parts relative to the workspace root) is an instruction file of one of the agents."""
     name = parts[-1]
+    parent = parts[:-1]
+    if any(d.startswith(".") and d not in _AGENT_DIRS for d in parent):
+        return False  # tooling folders (.agents/skills/x/AGENTS.md is a skill's resource, .vscode, .changeset)
     if name in names:
         return True
-    parent = parts[:-1]
     if ".claude" in parent and name.endswith(".md"):
         i = len(parent) - 1 - parent[::-1].index(".claude")
         if parent[i + 1:i + 2] == ("rules",):

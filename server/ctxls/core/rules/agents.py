@@ -73,6 +73,16 @@ def root_comparison(ws: Workspace) -> Comparison | None:
     return memo["cmp"]
 
 
+def _readers(ws: Workspace, cmp: Comparison) -> dict[str, set]:
+    """Real path -> the agents that load it at startup or on a touch, through any of its paths (AGENTS.md and
+    .claude/CLAUDE.md may be links to one file: its readers are the readers of either)."""
+    readers: dict[str, set] = {}
+    for r in cmp.rows:
+        readers.setdefault(ws.fs.realpath(r.source), set()).update(
+            a for a, c in r.cells.items() if c.status in (STARTUP, ON_TOUCH))
+    return readers
+
+
 def _first_line(ws: Workspace, path: Path) -> Span:
     fi = ws.file(path)
     lines = fi.lines if fi.text is not None else [""]
@@ -113,15 +123,17 @@ def agent_misses_file(ws: Workspace):
     cmp = root_comparison(ws)
     if cmp is None:
         return
+    readers = _readers(ws, cmp)
     for r in cmp.rows:
         if _parts(ws, r.source) == r.source.parts:  # outside the workspace (the user's home)
             continue
         loaders = [a for a, c in r.cells.items() if c.status in (STARTUP, ON_TOUCH)]
+        reach = readers[ws.fs.realpath(r.source)]  # (docs/CLAUDE.md may be a link to docs/AGENTS.md)
         # (an agent for which this is no file of its kind at all, a `.cursor/rules` rule for Codex, is not
         # missing it: only agents that read such files, and not this one here, are named)
         # (nor is Codex, for a file below the root: a Codex session started there loads it)
         missing = [a for a, c in r.cells.items() if c.status == NEVER and not (c.reason or "").startswith(FOREIGN)
-                   and c.reason != C.BELOW_CWD and not _same_content(ws, cmp, r.source, a)]
+                   and c.reason != C.BELOW_CWD and a not in reach and not _same_content(ws, cmp, r.source, a)]
         if not loaders or not missing:
             continue
         how = ", ".join(f"{_NAMES[a]} ({r.cells[a].status})" for a in loaders)
@@ -340,6 +352,8 @@ def copilot_frontmatter_in_claude_file(ws: Workspace):
             continue
         fm = loose_frontmatter(fi.text)
         keys = [k for k in _COPILOT_KEYS if k in fm.fields]
+        if "applyTo" in keys and any(g in ("**", "**/*") for g in apply_to(fm)):
+            keys.remove("applyTo")  # meant for every file: loading in every session is what the author wants
         if not keys or not _claude_always(ws, p, fm):
             continue
         lines = split_lines(fi.text)
@@ -373,11 +387,15 @@ def agents_diverged_instruction(ws: Workspace):
     if cmp is None:
         return
     threshold, min_words = ws.config.duplicate_threshold, max(1, ws.config.duplicate_min_words)
+    readers = _readers(ws, cmp)
     files = []
+    done: set[str] = set()
     for r in cmp.rows:
-        loaders = frozenset(a for a, c in r.cells.items() if c.status in (STARTUP, ON_TOUCH))
-        if not loaders or _parts(ws, r.source) == r.source.parts:
+        real = ws.fs.realpath(r.source)
+        loaders = frozenset(readers[real])
+        if not loaders or _parts(ws, r.source) == r.source.parts or real in done:
             continue
+        done.add(real)
         fi = ws.file(r.source)
         if fi.text is None:
             continue
