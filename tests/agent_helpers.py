@@ -129,3 +129,12 @@ def run_agent_in_pty(api, ws: Path, args: list[str], answers: list[str], timeout
         pass
     os.close(fd)
     return os.waitstatus_to_exitcode(status) if status is not None else -1, out.decode("utf-8", "replace")
+
+
+def without_cache_control(value):
+    """``value`` with every `cache_control` key removed (breakpoints move to the newest message each call)."""
+    if isinstance(value, dict):
+        return {k: without_cache_control(v) for k, v in value.items() if k != "cache_control"}
+    if isinstance(value, list):
+        return [without_cache_control(v) for v in value]
+    return value

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agent_helpers import (agent_env, assert_valid_conversation, audit, make_workspace, result_text, run_agent,
-                           run_agent_in_pty,
+                           run_agent_in_pty, without_cache_control,
                            session_id, tool_results, transcript)
 from fakeapi import Fault, FakeMessagesAPI, Reply, text, tool_use
 
@@ -227,7 +227,14 @@ def test_max_turns_stops_with_1_and_resume_continues_the_history(api, ws):
     assert second.returncode == 0, second.stderr
     assert session_id(second) == sid and "finished" in second.stdout
     resumed = bodies(api)[2]
-    assert resumed["messages"] == msgs  # the full history, as stored
+    assert without_cache_control(resumed["messages"]) == msgs  # the full history, as stored
+    # a new process sends the same system prompt and tool definitions, byte for byte (a stable cached prefix),
+    # with at most four breakpoints: last tool, system, startup block, newest message
+    assert resumed["system"] == bodies(api)[0]["system"] and resumed["tools"] == bodies(api)[0]["tools"]
+    marks = json.dumps(resumed).count('"cache_control"')
+    assert marks == 4 and resumed["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert resumed["messages"][0]["content"][0]["cache_control"] == {"type": "ephemeral"}
+    assert resumed["messages"][-1]["content"][-1]["cache_control"] == {"type": "ephemeral"}
     assert_valid_conversation(bodies(api)[-1]["messages"])
 
 
@@ -284,3 +291,22 @@ def test_ctrl_c_cancels_with_1_and_leaves_a_consistent_transcript(api, ws):
     assert msgs[-1]["content"][0]["content"] == "not executed: the user cancelled the run"
     assert [(a["tool"], a["decision"], a["reason"]) for a in audit(ws)] == [
         ("run_command", "error", "cancelled by the user")]
+
+
+def test_wall_clock_timeout_stops_with_1(api, ws):
+    api.script([Reply(text("too slow"))])
+    api.fail_next(Fault.slow(10))
+    proc = run_agent(api, ws, "x", "--timeout", "1")
+    assert proc.returncode == 1, proc.stderr
+    assert "time limit" in proc.stderr
+
+
+def test_server_side_clearing_sends_context_management(api, ws):
+    (ws / ".ctxls.toml").write_text((ws / ".ctxls.toml").read_text() + "server_side_clearing = true\n")
+    api.script([Reply(tool_use("read_file", path="src/app.py")), Reply(text("ok"))])
+    proc = run_agent(api, ws, "read")
+    assert proc.returncode == 0, proc.stderr
+    first = api.messages_requests()[0]
+    assert "context-management-2025-06-27" in first.headers.get("anthropic-beta", "")
+    (edit,) = first.body["context_management"]["edits"]
+    assert edit["type"] == "clear_tool_uses_20250919" and edit["keep"] == {"type": "tool_uses", "value": 3}

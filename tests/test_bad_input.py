@@ -389,3 +389,25 @@ def test_unlistable_user_rules_directory_is_reported_by_every_session(tmp_path, 
         session = load_session(start, (), settings, root=ws, fs=fs)
         [skip] = _skips_for(session, rules)
         assert skip.kind == M.RULE and "cannot list rules directory" in skip.reason
+
+
+def test_check_reports_what_it_could_not_read(tmp_path, hermetic_settings, monkeypatch):
+    """CTX107 (issue 15): `check` said 'no findings' about an unreadable CLAUDE.local.md or an unlistable
+    subdirectory, which budget and context report as skipped. Both are findings now."""
+    from ctxls.core.check import CheckConfig, Workspace, run_checks
+
+    ws = tmp_path / "ws"
+    _write(ws / "CLAUDE.md", "# Root\n- Run the tests.\n")
+    local = _write(ws / "CLAUDE.local.md", "private notes\n")
+    _write(ws / "locked" / "CLAUDE.md", "locked\n")
+
+    def deny(path: Path) -> None:
+        if path == local:
+            raise PermissionError(13, "Permission denied", str(path))
+
+    _patch_fs_open(monkeypatch, deny)
+    monkeypatch.setattr(discovery_mod, "os", _OsProxy({ws / "locked"}))
+    result = run_checks(Workspace(ws, hermetic_settings(ws), CheckConfig(select=frozenset({"CTX107"}))))
+    got = sorted((f.path, f.severity, f.message.split(":")[0]) for f in result.findings)
+    assert got == [(local, "warning", "CLAUDE.local.md cannot be read (permission denied)"),
+                   (ws / "locked", "warning", "locked cannot be read (permission denied)")], result.findings

@@ -54,3 +54,15 @@ def test_bench_compare_prints_both_timings_and_the_ratio(tmp_path):
     assert rep["ratio_compare_to_context"] == round(
         rep["cases"]["compare"]["median_s"] / rep["cases"]["context"]["median_s"], 3)
     assert rep["ok"] == (proc.returncode == 0)
+
+
+def test_agent_economics_runs_and_the_policy_beats_both_naive_loops(tmp_path):
+    """A short replay (16 steps, no chart): the script still runs, and its ratios are computed from the ledgers."""
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "agent_economics.py"), "--steps", "16", "--png", ""],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    rows = {m[0]: int(m[1].replace(",", "")) for m in
+            re.findall(r"^(naive\+cache|naive|ctxls)\s+finished\s+\d+\s+([\d,]+)", proc.stdout, re.M)}
+    assert set(rows) == {"naive", "naive+cache", "ctxls"}, proc.stdout
+    assert rows["ctxls"] < rows["naive+cache"] < rows["naive"]
+    assert "rejected requests: 0" in proc.stdout

@@ -70,6 +70,8 @@ def add_parser(sub) -> None:
     a.add_argument("--timeout", type=float, help="wall-clock limit of this invocation, in seconds")
     a.add_argument("--max-tokens", type=int, help="output tokens per model call (default 8192)")
     a.add_argument("--resume", metavar="ID", help="continue session ID with its full history")
+    a.add_argument("--compact", action="store_true", help="with --resume: compact the session before continuing")
+    a.add_argument("--ledger", metavar="ID", help="print the token ledger of session ID (markdown) and exit")
     a.add_argument("--window", type=int, help="context window in tokens (default 200000)")
     a.add_argument("--model", help="model name (default: the current Sonnet)")
     a.add_argument("--home", type=_P, help="home directory holding .claude/ (default: your home)")
@@ -91,9 +93,14 @@ def cmd_agent(args, settings_of) -> int:
         if v is not None and v <= 0:
             _err(f"ctxls agent: --{flag.replace('_', '-')} must be positive")
             return 2
+    if args.ledger:
+        return _print_ledger(start, args.ledger)
     task = args.task
     if task == "-":
         task = sys.stdin.read().strip() or None
+    if args.compact and not args.resume:
+        _err("ctxls agent: --compact needs --resume ID")
+        return 2
     if not task and not args.resume:
         _err("ctxls agent: say what to do: ctxls agent 'fix the failing test' (or --resume ID)")
         return 2
@@ -130,7 +137,7 @@ def cmd_agent(args, settings_of) -> int:
         _err(f"ctxls agent: {exc}")
         return exc.code
     _err(f"session: {loop.transcript.session}")
-    outcome = asyncio.run(_run_cancellable(loop, task if task and task != "-" else None))
+    outcome = asyncio.run(_run_cancellable(loop, task if task and task != "-" else None, args.compact))
     if outcome.answer and not outcome.answer.endswith("\n"):
         out.write("\n")
     out.flush()
@@ -139,7 +146,21 @@ def cmd_agent(args, settings_of) -> int:
     return outcome.exit_code
 
 
-async def _run_cancellable(loop, task):
+def _print_ledger(start: Path, session: str) -> int:
+    from .agent.ledger import from_records, markdown
+    from .agent.records import Transcript
+    from .core.config import find_root
+
+    root = find_root(start)
+    t = Transcript.open(root, session)
+    if t is None:
+        _err(f"ctxls agent: no session {session!r} in {root / '.ctxls' / 'sessions'}")
+        return 2
+    sys.stdout.write(markdown(from_records(t.records()), title=f"Session ledger {session}"))
+    return 0
+
+
+async def _run_cancellable(loop, task, compact: bool = False):
     """Ctrl-C cancels the run (files and transcript stay consistent) instead of killing the process."""
     me = asyncio.current_task()
     ev = asyncio.get_running_loop()
@@ -148,6 +169,8 @@ async def _run_cancellable(loop, task):
     except (NotImplementedError, RuntimeError, ValueError):
         pass
     try:
+        if compact:
+            await loop.compact(manual=True)
         return await loop.run(task)
     finally:
         try:

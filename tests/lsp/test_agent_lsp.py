@@ -54,22 +54,24 @@ async def start_client(api, ws, profile: str, settings: dict | None = None, name
     return client
 
 
-@pytest_asyncio.fixture
-async def vscode(api, tmp_path):
+async def editor(api, tmp_path, profile: str):
     ws = make_workspace(tmp_path)
-    client = await start_client(api, ws, "visual-studio-code")
+    client = await start_client(api, ws, profile)
     client.root = ws
     yield client
     await client.shutdown_session()
+
+
+@pytest_asyncio.fixture
+async def vscode(api, tmp_path):
+    async for client in editor(api, tmp_path, "visual-studio-code"):
+        yield client
 
 
 @pytest_asyncio.fixture
 async def neovim(api, tmp_path):
-    ws = make_workspace(tmp_path)
-    client = await start_client(api, ws, "neovim")
-    client.root = ws
-    yield client
-    await client.shutdown_session()
+    async for client in editor(api, tmp_path, "neovim"):
+        yield client
 
 
 async def ask(client, path, prompt, rng=None):
@@ -230,3 +232,104 @@ async def test_allow_listed_edit_from_settings_needs_no_confirmation(api, tmp_pa
     finally:
         await client.shutdown_session()
 
+
+
+async def wait_codes(client, path, want: bool, code="CTX900", timeout=10.0):
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        ds = client.diagnostics.get(path.as_uri(), [])
+        if any(d.code == code for d in ds) == want:
+            return ds
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {code} present={want}: {ds}")
+        await asyncio.sleep(0.05)
+
+
+async def test_stale_session_diagnostic_appears_on_edit_and_clears_after_compaction(vscode, api):
+    claude = vscode.root / "CLAUDE.md"
+    api.add_handler(lambda b: b["messages"][-1]["content"][-1].get("text", "").startswith("Summarise this session"),
+                    lambda b: Reply(text("SUMMARY: nothing done yet")))
+    api.script([Reply(text("hello")), Reply(text("after compaction"))])
+    await ask(vscode, claude, "hi")  # the session is open now, holding CLAUDE.md as it was
+    await wait_codes(vscode, claude, False)
+    new = claude.read_text().replace("Keep functions small.", "Keep functions under 20 lines.")
+    claude.write_text(new)
+    vscode.text_document_did_open(T.DidOpenTextDocumentParams(text_document=T.TextDocumentItem(
+        uri=claude.as_uri(), language_id="markdown", version=1, text=new)))
+    ds = await wait_codes(vscode, claude, True)
+    d = next(d for d in ds if d.code == "CTX900")
+    assert "holds this file as it was at turn 0" in d.message and "second, competing copy" in d.message
+    actions = await vscode.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=claude.as_uri()), range=d.range,
+        context=T.CodeActionContext(diagnostics=[d])))
+    titles = [as_action(a).title for a in actions]
+    assert "ctxls agent: Start a fresh session" in titles and "ctxls agent: Compact now" in titles
+    res = await vscode.workspace_execute_command_async(T.ExecuteCommandParams(command="ctxls.agent.compact",
+                                                                              arguments=[{}]))
+    assert res["compacted"] is True
+    await wait_codes(vscode, claude, False)
+    await ask(vscode, claude, "continue")
+    head = bodies(api)[-1]["messages"][0]["content"]
+    assert "under 20 lines" in head[0]["text"] and "SUMMARY: nothing done yet" in head[-1]["text"]
+
+
+async def test_a_fresh_session_clears_the_stale_warning(vscode, api):
+    claude = vscode.root / "CLAUDE.md"
+    api.script([Reply(text("hello"))])
+    await ask(vscode, claude, "hi")
+    vscode.text_document_did_open(T.DidOpenTextDocumentParams(text_document=T.TextDocumentItem(
+        uri=claude.as_uri(), language_id="markdown", version=1, text=claude.read_text() + "- one more rule\n")))
+    await wait_codes(vscode, claude, True)
+    res = await vscode.workspace_execute_command_async(T.ExecuteCommandParams(command="ctxls.agent.newSession",
+                                                                              arguments=[{}]))
+    assert res["closed"]
+    await wait_codes(vscode, claude, False)
+
+
+async def test_session_actions_remember_this_and_the_ledger(vscode, api, tmp_path):
+    claude = vscode.root / "CLAUDE.md"
+    sel = T.Range(T.Position(2, 2), T.Position(2, len(claude.read_text().split("\n")[2])))
+    actions = [as_action(a) for a in await vscode.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=claude.as_uri()), range=sel,
+        context=T.CodeActionContext(diagnostics=[])))]
+    titles = {a.title: a for a in actions}
+    assert "ctxls agent: Compact session" not in titles  # no session open yet
+    remember = titles["ctxls agent: Remember this…"]
+    res = await vscode.workspace_execute_command_async(T.ExecuteCommandParams(
+        command=remember.command.command, arguments=remember.command.arguments))
+    assert res["remembered"] is True, res
+    mem = (tmp_path / "home" / "mem" / "MEMORY.md").read_text()
+    assert "Run `echo tests-pass` to check your work." in mem
+    api.script([Reply(text("hello"))])
+    await ask(vscode, claude, "hi")
+    titles = {as_action(a).title for a in await vscode.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=claude.as_uri()), range=sel,
+        context=T.CodeActionContext(diagnostics=[])))}
+    assert {"ctxls agent: Compact session", "ctxls agent: Show session ledger"} <= titles
+    shown = await vscode.workspace_execute_command_async(T.ExecuteCommandParams(command="ctxls.agent.ledger",
+                                                                               arguments=[]))
+    assert "| turn | kind | context |" in shown["markdown"] and "cache hit rate" in shown["markdown"]
+
+
+async def test_work_done_progress_cancel_cancels_the_run(vscode, api):
+    import asyncio
+
+    from fakeapi import Fault
+
+    api.script([Reply(text("too late"))])
+    api.fail_next(Fault.slow(20))
+    app = vscode.root / "src" / "app.py"
+    task = asyncio.ensure_future(ask(vscode, app, "slow"))
+    deadline = asyncio.get_running_loop().time() + 15
+    token = None
+    while token is None and asyncio.get_running_loop().time() < deadline:
+        token = next((t for t in vscode.progress_reports if str(t).startswith("ctxls-agent-")), None)
+        await asyncio.sleep(0.05)
+    assert token is not None
+    await asyncio.sleep(0.5)
+    vscode.protocol.notify(T.WINDOW_WORK_DONE_PROGRESS_CANCEL, T.WorkDoneProgressCancelParams(token=token))
+    res = await asyncio.wait_for(task, 15)
+    assert res["status"] == "cancelled"

@@ -27,8 +27,9 @@ def test_neovim_ask_action_edits_the_buffer_after_apply(nvim, tmp_path: Path) ->
         env = _env(tmp_path, runtime, ws, result_path)
         env.update({k: v for k, v in agent_env(api).items() if k.startswith("ANTHROPIC_")})
         env["CTXLS_PROMPT"] = "rename the heading"
+        env["CTXLS_TIMEOUT_MS"] = "45000"  # a model call and a server start per step: generous on a loaded machine
         proc = subprocess.run([str(binary), "--clean", "--headless", "-l", str(HARNESS)], cwd=ws, env=env,
-                              capture_output=True, text=True, timeout=90)
+                              capture_output=True, text=True, timeout=150)
         sent = [r.body for r in api.messages_requests() if r.status == 200]
     r = json.loads(result_path.read_text()) if result_path.exists() else {}
     assert proc.returncode == 0 and r.get("ok"), f"{r.get('error')}\n{proc.stderr[-3000:]}"

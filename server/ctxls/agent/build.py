@@ -8,6 +8,7 @@ from ..core.settings import Settings
 from .context import SessionContext
 from .gate import Gate, Host, Policy
 from .loop import AgentLoop, Events
+from .handoff import handoff_path, update_handoff
 from .memory import remember
 from .provider import Provider, ProviderError
 from .records import Audit, Transcript, new_session_id
@@ -46,7 +47,9 @@ def open_run(start: Path, root: Path, settings: Settings, agent: AgentSettings, 
                                                         "model": provider.model})
     ctx = SessionContext(start, root, settings)
     gate = Gate(Sandbox(root, agent.deny), host, Audit(root, session), Policy(agent.yes_to),
-                skills=ctx.skill_path, remember=lambda fact: remember(ctx.memory_index(), fact, settings.today))
-    return AgentLoop(ctx=ctx, provider=provider, gate=gate, transcript=transcript, settings=agent, events=events)
+                skills=ctx.skill_path, remember=lambda fact: remember(ctx.memory_index(), fact, settings.today),
+                extra={"update_handoff": lambda a: update_handoff(root, a["content"])})
+    return AgentLoop(ctx=ctx, provider=provider, gate=gate, transcript=transcript, settings=agent, events=events,
+                     handoff=handoff_path(root))
 
 

@@ -13,9 +13,11 @@ import os
 from pathlib import Path
 
 from ..core import model as M
-from ..core.loader import load_session
+from ..core.fs import FileSystem
+from ..core.loader import ClaudeCodeLoader, load_session
 from ..core.model import Block, Session
 from ..core.settings import Settings
+from ..core.tokens import TokenCounter, factor_for
 
 _NOT_SENT = (M.SYSTEM_PROMPT, M.TOOL_SCHEMAS)
 
@@ -48,11 +50,28 @@ class SessionContext:
         self.touched: list[Path] = []
         self._sent: set[tuple[str, str]] = set()
         self._session: Session | None = None
+        self._loader: ClaudeCodeLoader | None = None
+        self.counter = TokenCounter(factor_for(settings.model, settings.token_factor))
+        """One counter (and its cache) for every load of this session: a touch reloads the model, and each
+        file read there is counted once, not once per later touch."""
+        self.loaded: dict[Path, tuple[int, str | None, int]] = {}
+        """Instruction files in the conversation: path -> (turn it was read at, its text then, its tokens)."""
 
-    def load(self) -> Session:
+    def load(self, turn: int = 0) -> Session:
         """The session model before any touch, read from disk now."""
-        self._session = load_session(self.start, [], self.settings, root=self.root)
+        self._session = load_session(self.start, [], self.settings, root=self.root, counter=self.counter)
+        self.loaded = {}
+        self._snapshot(self._session.blocks, turn)
         return self._session
+
+    def _snapshot(self, blocks, turn: int) -> None:
+        for b in blocks:
+            if b.source is not None and b.kind not in (M.READ, M.SKILL_LISTING) and b.source not in self.loaded:
+                try:
+                    text = b.source.read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    text = None
+                self.loaded[b.source] = (turn, text, b.tokens)
 
     @property
     def session(self) -> Session:
@@ -61,22 +80,44 @@ class SessionContext:
     def startup_text(self, session: Session | None = None) -> str:
         return startup_text(session or self.session)
 
-    def touch(self, path: Path) -> list[Block]:
-        """The blocks touching ``path`` appends that were not sent yet in this session (each one once)."""
+    def touch(self, path: Path, turn: int = 0) -> list[Block]:
+        """The blocks touching ``path`` appends that were not sent yet in this session (each one once).
+
+        The session model's own loader, kept between touches (what `load_session(start, touched)` does in one
+        go, without loading and counting every earlier read again); the file system is read afresh each time,
+        so a CLAUDE.md the agent just wrote joins on the next touch below it."""
         path = Path(os.path.abspath(path))
         self.touched.append(path)
-        s = load_session(self.start, self.touched, self.settings, root=self.root)
-        trigger = f"touch:{s.display_source(path)}"
+        ld = self._touch_loader()
+        ld.fs.invalidate()
+        before = len(ld.blocks)
+        ld.touch(path)
+        ld.finish()
         out = []
-        for b in s.blocks:
-            if b.startup or b.trigger != trigger or b.kind == M.READ:
+        for b in ld.blocks[before:]:
+            if b.kind == M.READ:
                 continue
             key = (b.kind, os.path.realpath(b.source) if b.source else b.text)
             if key in self._sent:
                 continue
             self._sent.add(key)
             out.append(b)
+        self._snapshot(out, turn)
         return out
+
+    def _touch_loader(self) -> ClaudeCodeLoader:
+        if self._loader is None:
+            fs = FileSystem(max_bytes=self.settings.max_file_bytes)
+            self._loader = ClaudeCodeLoader(self.start, self.settings, fs, self.counter, self.root)
+            self._loader.load_startup()
+        return self._loader
+
+    def forget_touches(self) -> None:
+        """After a compaction: nested files and path rules join again on the next touch (spec A10)."""
+        self._loader = None
+        self.touched = []
+        self._sent = set()
+        self.loaded = {}  # (the load() that follows a compaction records the startup files again)
 
     def skill_path(self, name: str) -> Path | str:
         listing = self.session.skills
@@ -93,7 +134,6 @@ class SessionContext:
         """The auto-memory index the session model loads (MEMORY.md), when auto memory is on."""
         if not self.settings.auto_memory_enabled:
             return None
-        from ..core.fs import FileSystem
         from ..core.loader import auto_memory_dir
 
         return auto_memory_dir(self.start, self.settings, FileSystem()) / "MEMORY.md"

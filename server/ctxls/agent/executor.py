@@ -65,16 +65,18 @@ class Executor:
         self.sandbox = sandbox
         self.texts = texts
 
+    def _current(self, t: Target) -> str | Outcome:
+        """The text the user sees: the editor's buffer when the file is open there, else the disk."""
+        text = self.texts.current_text(t.path)
+        return read_text(t.path) if text is None else text
+
     # ------------------------------------------------------------------ reads
     def read_file(self, t: Target, start_line: int | None = None, end_line: int | None = None) -> Outcome:
         if t.path.is_dir():
             return Outcome(f"{t.rel} is a directory; use list_dir", is_error=True)
-        text = self.texts.current_text(t.path)
-        if text is None:
-            got = read_text(t.path)
-            if isinstance(got, Outcome):
-                return got
-            text = got
+        text = self._current(t)
+        if isinstance(text, Outcome):
+            return text
         lines = split_lines(text)
         if lines and lines[-1] == "":
             lines.pop()
@@ -166,12 +168,9 @@ class Executor:
     def plan_edit(self, t: Target, old: str, new: str) -> FileChange | Outcome:
         if t.path.is_dir():
             return Outcome(f"{t.rel} is a directory", is_error=True)
-        before = self.texts.current_text(t.path)
-        if before is None:
-            got = read_text(t.path)
-            if isinstance(got, Outcome):
-                return got
-            before = got
+        before = self._current(t)
+        if isinstance(before, Outcome):
+            return before
         n = before.count(old)
         if n == 0:
             return Outcome(f"old_string was not found in {t.rel}; read the file and copy the text exactly",

@@ -44,7 +44,7 @@ def append_line(path: Path, record: dict[str, Any]) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         os.write(fd, line.encode("utf-8"))
-        os.fsync(fd)
+        (getattr(os, "fdatasync", None) or os.fsync)(fd)  # the data, before the next call (metadata can wait)
     finally:
         os.close(fd)
 

@@ -37,7 +37,7 @@ class Sandbox:
     def __init__(self, root: Path, deny: Sequence[str] = DEFAULT_DENY) -> None:
         self.root = Path(os.path.realpath(root))
         self.deny_patterns = tuple(deny)
-        self._deny = pathspec.PathSpec.from_lines("gitwildmatch", self.deny_patterns)
+        self._deny = pathspec.PathSpec.from_lines("gitignore", self.deny_patterns)
         self._ignore: GitIgnore | None = None
 
     # ------------------------------------------------------------------ resolution
@@ -72,7 +72,7 @@ class Sandbox:
         probe = rel + "/" if is_dir else rel
         if self._deny.match_file(probe):
             pattern = next((p for p in self.deny_patterns
-                            if pathspec.PathSpec.from_lines("gitwildmatch", [p]).match_file(probe)), "?")
+                            if pathspec.PathSpec.from_lines("gitignore", [p]).match_file(probe)), "?")
             return f"matches the deny pattern {pattern!r}: secret files are never read, listed or sent"
         return None
 

@@ -37,6 +37,33 @@ class AgentSettings:
     trust VS Code and its forks, ask everyone else with Apply / Reject first)."""
     retry_backoff_s: float = 0.5
     """First backoff between attempts (doubling, capped at 20 s) when the server names no retry-after."""
+    # -- the context engine (compaction.py)
+    clear_at: int | None = None
+    """Soft threshold in tokens: clear old tool results past it (default: 30% of the window)."""
+    clear_keep: int = 3
+    clear_at_least: int = 10_000
+    keep_turns: int = 6
+    server_side_clearing: bool = False
+    """Clear with the API's context editing (clear_tool_uses_20250919) instead of locally."""
+    cache_breakpoints: bool = True
+    """Mark the cacheable prefix (tools, system, startup block, newest message); off only to measure without."""
+    # -- prices (spec D2 list prices of the current Sonnet; per million tokens)
+    price_input: float = 3.0
+    price_output: float = 15.0
+    cache_write_multiplier: float = 1.25
+    cache_read_multiplier: float = 0.1
+
+    def policy(self, window: int):
+        from .compaction import ContextPolicy
+
+        return ContextPolicy(window=window, max_tokens=self.max_tokens, clear_at=self.clear_at,
+                             clear_keep=self.clear_keep, clear_at_least=self.clear_at_least,
+                             keep_turns=self.keep_turns, server_side_clearing=self.server_side_clearing)
+
+    def prices(self):
+        from .ledger import Prices
+
+        return Prices(self.price_input, self.price_output, self.cache_write_multiplier, self.cache_read_multiplier)
 
     def replace(self, **changes: Any) -> "AgentSettings":
         return dataclasses.replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -72,17 +99,21 @@ def _coerce(name: str, value: Any, default: Any) -> Any:
         if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
             return _Bad("must be a list of strings")
         return tuple(value)
-    if name == "preview_confirms":
+    if name in ("preview_confirms", "server_side_clearing", "cache_breakpoints"):
         return value if isinstance(value, bool) or value is None else _Bad("must be true or false")
+    if name == "clear_at" and value is None:
+        return None
     if name == "model":
         return value if isinstance(value, str) and value.strip() else _Bad("must be a model name")
     if name in ("max_run_tokens", "timeout_s") and value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return _Bad("must be a number")
-    if value <= 0:
+    if value < 0 or (value == 0 and name not in ("clear_keep", "clear_at_least")):
         return _Bad("must be positive")
-    return float(value) if name in ("timeout_s", "retry_backoff_s") else int(value)
+    floats = ("timeout_s", "retry_backoff_s", "price_input", "price_output", "cache_write_multiplier",
+              "cache_read_multiplier")
+    return float(value) if name in floats else int(value)
 
 
 def agent_settings_for(root: Path) -> tuple[AgentSettings, list[str]]:

@@ -10,6 +10,8 @@ from typing import Any
 
 import jsonschema
 
+from .handoff import TOOL as _HANDOFF
+
 _PATH = {"type": "string", "minLength": 1, "description": "Path relative to the workspace root."}
 
 TOOLS: tuple[dict[str, Any], ...] = (
@@ -57,6 +59,7 @@ TOOLS: tuple[dict[str, Any], ...] = (
      "description": "Save one short fact to the project's memory, for later sessions.",
      "input_schema": {"type": "object", "additionalProperties": False, "required": ["fact"],
                       "properties": {"fact": {"type": "string", "minLength": 1}}}},
+    _HANDOFF,
 )
 
 WRITES = frozenset({"edit_file", "write_file"})

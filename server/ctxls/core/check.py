@@ -59,8 +59,10 @@ class CheckConfig:
     """Say which version of a diverged instruction (CTX202) is newer from git history (`git blame` of the two
     versions' lines) when the files are tracked, rather than from file modification times alone."""
     critical_depth_fraction: float = 0.5
-    """A MUST/NEVER line past this fraction of a long always-loaded file is buried."""
+    """No longer used (CTX601 measures depth in tokens: `critical_after_tokens`); accepted so that existing
+    configuration files stay valid."""
     critical_min_lines: int = 60
+    """No longer used (see `critical_depth_fraction`)."""
     section_min_tokens: int = 150
     """A task-specific section smaller than this is not worth extracting."""
     critical_after_tokens: int = 2_000

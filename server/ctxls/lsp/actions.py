@@ -39,11 +39,9 @@ def register(server: CtxlsServer) -> None:
                         title=f"{fix.title} ({f.code})", kind=T.CodeActionKind.QuickFix,
                         diagnostics=[d for d in params.context.diagnostics if d.code == f.code] or None,
                         is_preferred=fix.safe and fix is f.fixes[0], edit=workspace_edit(ls, fix)))
-        if not only or any(k.startswith((T.CodeActionKind.Refactor, T.CodeActionKind.QuickFix)) for k in only):
-            from .agent import code_actions as agent_actions
+        from .agent import code_actions as agent_actions
 
-            actions.extend(a for a in agent_actions(ls, params)
-                           if not only or any(a.kind.startswith(k) for k in only))
+        actions.extend(a for a in agent_actions(ls, params) if not only or any(a.kind.startswith(k) for k in only))
         if not only or any(k.startswith(T.CodeActionKind.Source) for k in only):
             uri = params.text_document.uri
             actions.append(T.CodeAction(title="ctxls: Show context for this directory", kind=T.CodeActionKind.Source,

@@ -25,12 +25,20 @@ from pygls.capabilities import get_capability
 from ..agent.build import RunError, open_run
 from ..agent.executor import FileChange
 from ..agent.loop import Events, Outcome
+from ..agent.provider import ProviderError
+from ..core.findings import Finding, Span
 from ..agent.settings import AgentSettings, agent_settings_for
 from ..core.discovery import classify
 from .convert import SOURCE, from_position, path_to_uri
 from .server import CtxlsServer
 
 ASK = "ctxls.agent.ask"
+NEW_SESSION = "ctxls.agent.newSession"
+COMPACT = "ctxls.agent.compact"
+REMEMBER = "ctxls.agent.remember"
+LEDGER = "ctxls.agent.ledger"
+STALE = "CTX900"
+"""Code of the stale-session diagnostic (not a check rule: it exists only while an agent session is open)."""
 PREFIX = "ctxls agent: "
 REDESIGN_PROMPT = (
     "Redesign {name} to about half its tokens without losing a rule. First audit it: its tokens and what it "
@@ -166,6 +174,71 @@ def register(server: CtxlsServer) -> None:
             return await run_ask(ls, path, req["prompt"], req.get("range"))
         finally:
             ls.agent_task = None
+            refresh_session_diagnostics(ls)
+
+    @server.command(NEW_SESSION)
+    async def new_session(ls: CtxlsServer, *args):
+        """Close the editor's agent session: the next ask starts fresh from the instructions on disk."""
+        if ls.agent_task is not None and not ls.agent_task.done():
+            return _fail(ls, "an agent run is in progress; cancel it first")
+        old = ls.agent_loop
+        ls.agent_loop = None
+        refresh_session_diagnostics(ls)
+        return {"closed": old.transcript.session if old else None}
+
+    @server.command(COMPACT)
+    async def compact(ls: CtxlsServer, *args):
+        loop = ls.agent_loop
+        if loop is None:
+            return _fail(ls, "no agent session is open")
+        if ls.agent_task is not None and not ls.agent_task.done():
+            return _fail(ls, "an agent run is in progress; compact when it is done")
+        ls.agent_task = asyncio.current_task()
+        try:
+            done = await loop.compact(manual=True)
+        except ProviderError as exc:
+            return _fail(ls, f"compaction failed: {exc}")
+        finally:
+            ls.agent_task = None
+            refresh_session_diagnostics(ls)
+        return {"session": loop.transcript.session, "compacted": done}
+
+    @server.command(REMEMBER)
+    async def remember_cmd(ls: CtxlsServer, *args):
+        """`[{"fact": str}]`, or `[{"uri", "range"}]` to remember the selected text."""
+        req = args[0] if args and isinstance(args[0], dict) else {}
+        fact = req.get("fact")
+        if not isinstance(fact, str) and isinstance(req.get("uri"), str):
+            path = ls.path_of(req["uri"])
+            fact = _task_text(ls, path, "", req.get("range")).split("```\n", 1)[-1].rsplit("\n```", 1)[0] if path else None
+        if not isinstance(fact, str) or not fact.strip():
+            return _fail(ls, f"{REMEMBER} takes [{{\"fact\": str}}] or [{{\"uri\": str, \"range\": Range}}]")
+        await ls.wait_ready()
+        from ..agent.context import SessionContext
+        from ..agent.gate import Call, Gate
+        from ..agent.memory import remember
+        from ..agent.records import Audit
+        from ..agent.sandbox import Sandbox
+
+        ctx = ls.agent_loop.ctx if ls.agent_loop else SessionContext(ls.root, ls.root, ls.engine.settings)
+        gate = Gate(Sandbox(ls.root), EditorHost(ls), Audit(ls.root, ls.agent_loop.transcript.session
+                                                              if ls.agent_loop else "editor"),
+                    remember=lambda f: remember(ctx.memory_index(), f, ls.engine.settings.today))
+        res = await gate.run(Call("editor", "remember", {"fact": fact}), 0)
+        ls.window_show_message(T.ShowMessageParams(type=T.MessageType.Error if res.is_error else T.MessageType.Info,
+                                                   message=f"{PREFIX}{res.text}"))
+        return {"remembered": not res.is_error, "detail": res.text}
+
+    @server.command(LEDGER)
+    async def ledger_cmd(ls: CtxlsServer, *args):
+        loop = ls.agent_loop
+        if loop is None:
+            return _fail(ls, "no agent session is open")
+        from ..agent.ledger import markdown
+        from .actions import show_report
+
+        text = markdown(loop.ledger, loop.prices, loop.policy.window, f"Session ledger {loop.transcript.session}")
+        return await show_report(ls, f"ledger-{loop.transcript.session}.md", text)
 
 
 async def run_ask(ls: CtxlsServer, path: Path, prompt: str, rng: Any) -> dict[str, Any]:
@@ -178,11 +251,15 @@ async def run_ask(ls: CtxlsServer, path: Path, prompt: str, rng: Any) -> dict[st
     await progress.begin(f"{PREFIX}{prompt[:60]}")
     events = Events(on_text=progress.text, on_retry=progress.note, on_tool=lambda r: progress.note(
         f"{r.call.name}: {r.decision}"))
-    try:
-        loop = open_run(start, ls.root, ls.engine.settings, agent, EditorHost(ls), events=events)
-    except RunError as exc:
-        progress.end(str(exc))
-        return _fail(ls, str(exc))
+    loop = ls.agent_loop
+    if loop is None:  # the editor's session stays open across asks until "Start a fresh session"
+        try:
+            loop = open_run(start, ls.root, ls.engine.settings, agent, EditorHost(ls), events=events)
+        except RunError as exc:
+            progress.end(str(exc))
+            return _fail(ls, str(exc))
+        ls.agent_loop = loop
+    loop.events = events
     progress.cancel_to(asyncio.current_task())
     outcome = await loop.run(task)
     progress.end(outcome.detail)
@@ -305,11 +382,21 @@ def code_actions(ls: CtxlsServer, params: T.CodeActionParams) -> list[T.CodeActi
     for d in params.context.diagnostics:
         if d.source != SOURCE:
             continue
+        if d.code == STALE:
+            out.append(_action("Start a fresh session", {}, [d], T.CodeActionKind.QuickFix, NEW_SESSION))
+            out.append(_action("Compact now", {}, [d], T.CodeActionKind.QuickFix, COMPACT))
+            continue
         prompt = FIX_PROMPT.format(rel=rel, line=d.range.start.line + 1, code=d.code, message=d.message)
         r = {"start": {"line": d.range.start.line, "character": d.range.start.character},
              "end": {"line": d.range.end.line, "character": d.range.end.character}}
         out.append(_action(f"Fix this diagnostic ({d.code})", {"prompt": prompt, "uri": uri, "range": r},
                            [d], T.CodeActionKind.QuickFix))
+    if ls.agent_loop is not None:  # the open session's own actions
+        out.append(_action("Compact session", {}, kind=T.CodeActionKind.Source, command=COMPACT))
+        out.append(_action("Show session ledger", {}, kind=T.CodeActionKind.Source, command=LEDGER))
+    if params.range.start != params.range.end:
+        out.append(_action("Remember this…", {"uri": uri, "range": rng}, kind=T.CodeActionKind.Source,
+                           command=REMEMBER))
     if _instruction_file(path, ls.root):
         out.append(_action(f"Redesign this {path.name}", {"prompt": REDESIGN_PROMPT.format(name=rel), "uri": uri},
                            kind=T.CodeActionKind.RefactorRewrite))
@@ -324,6 +411,36 @@ def _instruction_file(path: Path, root: Path) -> bool:
     return classify(parts) is not None
 
 
-def _action(title: str, arg: dict[str, Any], diagnostics=None, kind=T.CodeActionKind.Refactor) -> T.CodeAction:
+def _action(title: str, arg: dict[str, Any], diagnostics=None, kind=T.CodeActionKind.Refactor,
+            command: str = ASK) -> T.CodeAction:
     return T.CodeAction(title=PREFIX + title, kind=kind, diagnostics=diagnostics,
-                        command=T.Command(title=PREFIX + title, command=ASK, arguments=[arg]))
+                        command=T.Command(title=PREFIX + title, command=command, arguments=[arg]))
+
+
+# ---------------------------------------------------------------------- the stale-session warning
+def session_findings(ls: CtxlsServer) -> dict[Path, list[Finding]]:
+    """While an agent session is open: each instruction file it loaded whose text changed since (in the editor
+    or on disk) gets a finding saying what the session holds and what the edit will do."""
+    loop = ls.agent_loop
+    if loop is None or ls.engine is None:
+        return {}
+    out: dict[Path, list[Finding]] = {}
+    size = loop.ledger[-1].usage if loop.ledger else None
+    cached = (size.get("cache_read_input_tokens", 0) + size.get("cache_creation_input_tokens", 0)) if size else 0
+    for path, (turn, text, tokens) in loop.ctx.loaded.items():
+        now = ls.engine.fs.read(path).text
+        if text is None or now == text:
+            continue
+        first = (now or "").split("\n", 1)[0]
+        msg = (f"The open agent session ({loop.transcript.session}) holds this file as it was at turn {turn}: your "
+               f"edit takes effect after the next compaction or in a fresh session. Re-reading it now would add a "
+               f"second, competing copy ({tokens:,} tokens) and rewrite about {cached:,} cached tokens.")
+        out[path] = [Finding(STALE, "warning", path, Span(0, 0, 0, len(first)), msg)]
+    return out
+
+
+def refresh_session_diagnostics(ls: CtxlsServer) -> None:
+    """Publish again (the stale-session findings are merged into every publish)."""
+    from .diagnostics import republish
+
+    ls.run_task(republish(ls))

@@ -87,12 +87,13 @@ def register(server: CtxlsServer) -> None:
         await ls.wait_ready()
         await ensure_checked(ls)
         path = ls.path_of(params.text_document.uri)
-        result_id = str(ls.engine.generation if ls.engine else 0)
         if path is None or ls.engine is None:
-            return T.FullDocumentDiagnosticReport(items=[], result_id=result_id)
+            return T.FullDocumentDiagnosticReport(items=[], result_id="0")
+        findings = all_findings(ls, ls.engine)
+        result_id = result_id_of(ls, findings)
         if params.previous_result_id == result_id:
             return T.UnchangedDocumentDiagnosticReport(result_id=result_id)
-        items = [to_diagnostic(ls, f) for f in ls.engine.findings.get(path, [])]
+        items = [to_diagnostic(ls, f) for f in findings.get(path, [])]
         return T.FullDocumentDiagnosticReport(items=items, result_id=result_id)
 
     @server.feature(T.WORKSPACE_DIAGNOSTIC)
@@ -101,11 +102,42 @@ def register(server: CtxlsServer) -> None:
         await ensure_checked(ls)
         items = []
         if ls.engine is not None:
-            rid = str(ls.engine.generation)
-            for path, findings in sorted(ls.engine.findings.items()):
+            merged = all_findings(ls, ls.engine)
+            rid = result_id_of(ls, merged)
+            for path, findings in sorted(merged.items()):
                 items.append(T.WorkspaceFullDocumentDiagnosticReport(
                     uri=path_to_uri(path), items=[to_diagnostic(ls, f) for f in findings], result_id=rid))
         return T.WorkspaceDiagnosticReport(items=items)
+
+
+def all_findings(ls: CtxlsServer, engine) -> dict:
+    """The engine's findings, plus the stale-session warnings while an agent session is open (lsp/agent.py)."""
+    if ls.agent_loop is None:
+        return engine.findings
+    from .agent import session_findings
+
+    extra = session_findings(ls)
+    if not extra:
+        return engine.findings
+    merged = dict(engine.findings)
+    for path, found in extra.items():
+        merged[path] = list(merged.get(path, ())) + found
+    return merged
+
+
+async def republish(ls: CtxlsServer) -> None:
+    """Publish again without a check (findings outside the engine changed: the stale-session warnings)."""
+    if ls.engine is None:
+        return
+    async with ls._check_lock:
+        plan = None if pull_mode(ls) else await ls.in_thread(plan_publish, ls, ls.engine)
+        publish(ls, plan)
+
+
+def result_id_of(ls: CtxlsServer, findings: dict) -> str:
+    """The engine's generation, and which files carry a stale-session warning (they change between checks)."""
+    stale = sorted(str(p) for p, fs in findings.items() if any(f.code == "CTX900" for f in fs))
+    return f"{ls.engine.generation}" + (f"-s{abs(hash(tuple(stale))) % 10 ** 8}" if stale else "")
 
 
 def buffer_changed(ls: CtxlsServer, uri: str, text: str | None) -> None:
@@ -274,7 +306,7 @@ def plan_publish(ls: CtxlsServer, engine) -> PublishPlan:
 
     fs = engine.fs
     current: set[str] = set()
-    for path, findings in engine.findings.items():
+    for path, findings in all_findings(ls, engine).items():
         uri = uri_of(ls, path)
         current.add(uri)
         prev = published.get(uri)

@@ -43,6 +43,8 @@ class CtxlsServer(LanguageServer):
         """`clientInfo.name` of the initialize request."""
         self.agent_task: asyncio.Task | None = None
         """The agent run in progress (one at a time)."""
+        self.agent_loop = None
+        """The editor's open agent session (an AgentLoop), continued by each ask until a fresh one starts."""
 
     # ------------------------------------------------------------------ readiness
     @property

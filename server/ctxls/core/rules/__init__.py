@@ -48,6 +48,6 @@ def rule(code: str, name: str, family: str, severity: str, *, summary: str, why:
 
 def load_all() -> dict[str, RuleInfo]:
     """Import every family module so its rules register, and return the registry in code order."""
-    from . import agents, budget, duplication, imports, placement, references, security, skills  # noqa: F401
+    from . import agents, budget, duplication, imports, placement, references, security, skills, unreadable  # noqa: F401
 
     return dict(sorted(REGISTRY.items()))

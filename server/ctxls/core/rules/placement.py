@@ -148,25 +148,29 @@ def _is_critical(line: str) -> bool:
           "(`## Caching (Critical)`, `## Mobile layout — mandatory`) are left where they are.")
 def buried_critical_instruction(ws: Workspace):
     cfg = ws.config
+    budget = cfg.critical_after_tokens
     for fi in ws.files(D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD, D.RULE):
         text = fi.text or ""
-        if text.count("\n") + 1 < cfg.critical_min_lines:
+        # A line is buried when `critical_after_tokens` tokens of the file come before it: a position in what the
+        # model reads, not a share of the file (line 34 of a 64-line file is not buried). A token is at least
+        # about half a character, so a shorter text cannot reach the budget.
+        if 2 * len(text) < budget:
             continue
         if not _always_loaded(ws, fi):
             continue
         doc = _parse(text)
         n = _content_lines(doc)
-        if n < cfg.critical_min_lines:
+        limit = _line_after_tokens(ws, doc.lines[:n], budget)
+        if limit is None:
             continue
-        limit = n * cfg.critical_depth_fraction
         top = _top_line(doc)
         found: list[tuple[int, _Unit | None]] = []
         covered = -1
         # (a `#` title spans the whole file: only sections below it can stress themselves)
         marked = [(sec.line, sec.end) for sec in doc.sections if sec.level >= 2 and _stressed(sec.title)]
-        for i in range(max(doc.body_start, int(limit)), n):
+        for i in range(max(doc.body_start, limit), n):
             line = doc.lines[i]
-            if i + 1 <= limit or i <= covered or i in doc.hidden or not line.strip():
+            if i <= covered or i in doc.hidden or not line.strip():
                 continue
             if marked and any(a < i < b for a, b in marked):
                 continue  # under a heading that already says so ("## Caching (Critical)"): read in its context
@@ -183,10 +187,10 @@ def buried_critical_instruction(ws: Workspace):
         move_all = _move_fix(fi.path, doc, top, units) if len(units) > 1 else None
         for i, unit in found:
             line = doc.lines[i]
-            pct = round(100 * (i + 1) / n)
             severity = "warning" if i >= cfg.max_lines else "info"
-            msg = (f"Critical instruction buried at line {i + 1} of {n} ({pct}% down) in an always-loaded file; "
-                   f"move it to the top, where it is read first")
+            before = ws.counter.count("\n".join(doc.lines[:i]))
+            msg = (f"Critical instruction buried at line {i + 1} of {n}, after ~{before:,} tokens of an always-loaded "
+                   f"file; move it to the top, where it is read first")
             fixes = []
             if unit is not None:
                 if move_all is not None:  # --fix takes the first: one edit keeps the instructions in order
@@ -194,6 +198,21 @@ def buried_critical_instruction(ws: Workspace):
                 fixes.append(_move_fix(fi.path, doc, top, [unit]))
             start_col = len(line) - len(line.lstrip())
             yield Finding("CTX601", severity, fi.path, Span(i, start_col, i, len(line)), msg, fixes=fixes)
+
+
+def _line_after_tokens(ws: Workspace, lines: list[str], budget: int) -> int | None:
+    """The 0-based index of the first line preceded by at least ``budget`` tokens of ``lines`` (None when the
+    whole text is shorter): a binary search over prefixes, about log2(lines) token counts of one file."""
+    if ws.counter.count("\n".join(lines)) < budget:
+        return None
+    lo, hi = 0, len(lines)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if ws.counter.count("\n".join(lines[:mid])) >= budget:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 def _always_loaded(ws: Workspace, fi: FileInfo) -> bool:

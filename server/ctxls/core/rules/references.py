@@ -219,7 +219,8 @@ class _Names:
           "unless the rule is unsure, then info: a bare file name in running text (not what its list item, table "
           "row or label describes, and no existing path of the same kind on the line), a line in a section about "
           "examples or conventions, a file in a template directory, an agent's configuration location "
-          "(`.claude/settings.json`), a `../` path into a directory that exists nowhere (a sibling checkout). "
+          "(`.claude/settings.json`), a path whose first directory exists nowhere in the workspace (another "
+          "repository's, a package's or a sibling checkout's). "
           "`ctxls check --explain CTX401` prints, per finding, the heuristic and where the path was looked for.")
 def stale_path(ws: Workspace):
     kinds = (D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD, D.RULE, D.SKILL, D.COMMAND)
@@ -401,9 +402,11 @@ class _Checker:
         if template:
             return "info", ("the file lies in a template directory ([check] template_dirs): the paths it names are "
                             "those of the project it is copied into")
-        if path.startswith("../") and first not in self.names.dirs and not self._first_dir_exists(first, bases):
-            return "info", (f"it climbs out of the file's directory into `{first}/`, which exists nowhere in the "
-                            "workspace: a sibling checkout (another repository) is likely")
+        if len(segs) > 1 and first not in self.names.dirs and not self._first_dir_exists(first, bases):
+            # (on 27 real repositories every such path was another repository's, a package's or a sibling
+            # checkout's: `../other-docs/x.mdx`, `nx/presets/npm.json`, `owner/.github/x.json`)
+            return "info", (f"its first directory `{first}/` exists nowhere in the workspace: it may be another "
+                            "repository's, a package's or a sibling checkout's path")
         if ref.kind == "bare" and "/" in path and _EXT.match(name) is None and not path.endswith("/"):
             return "info", "words joined by slashes in prose (`capabilities/toolsets/models`), without an extension"
         if len(segs) == 1 and ref.kind != "link" and "/" not in path:

@@ -203,7 +203,7 @@ def _bounded(text: str, a: int, b: int) -> bool:
 
 
 _PLACEHOLDER_WORDS = ("example", "sample", "placeholder", "dummy", "fake", "your", "redacted", "changeme", "change-me",
-                      "change_me", "replace", "insert", "xxxx", "todo", "fixme", "secret_here", "here", "mock",
+                      "change_me", "replace", "insert", "todo", "fixme", "secret_here", "here", "mock",
                       "test-key", "testkey", "notreal", "not-real", "invalid", "foobar", "lorem", "demo", "generate",
                       "insecure", "random")
 _REFERENCE_RE = re.compile(r"^(?:\$|%|\{\{|<|\(|\[|@|process\.env|os\.environ|env\.|ENV\[|getenv|secrets\.|vault:|"
@@ -222,11 +222,23 @@ def _placeholder(value: str) -> bool:
         return True
     if "..." in value or "…" in value or "***" in value or "<" in value or ">" in value or "${" in value or "{{" in value:
         return True
-    if re.search(r"(.)\1{5,}", value):  # xxxxxx, 000000, ******
-        return True
+    # xxxxxx, 000000, ******: a placeholder when the run is most of the value; a long random key may hold a run
+    # of six equal characters by chance (the rest of it is what counts)
+    for run in re.finditer(r"(.)\1{3,}", value):
+        rest = value[:run.start()] + value[run.end():]
+        if len(run.group(0)) >= 6 and (len(run.group(0)) * 3 >= len(value) or not _looks_random_tail(rest)):
+            return True
+        if run.group(1) in "xX*" and len(run.group(0)) * 3 >= len(value):
+            return True
     if re.search(r"0123456|1234567|abcdefg|ABCDEFG", value):
         return True
     return len(set(value)) < 6
+
+
+def _looks_random_tail(rest: str) -> bool:
+    """What is left of a value without its run of repeated characters still looks generated (16+ characters, two
+    character classes, entropy 3.5+)."""
+    return len(rest) >= 16 and _charclasses(rest) >= 2 and _entropy(rest) >= 3.5
 
 
 def _charclasses(s: str) -> int:
@@ -307,6 +319,13 @@ def _valid(kind: str, m: re.Match, text: str, name: str = "") -> bool:
             return False
         if _REFERENCE_RE.match(value) or _placeholder(value):
             return False
+        if not m.group("q") and ("(" in text[a:b + 2] or re.fullmatch(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)+", value)):
+            # `hashed_password = Column(String(255))`, `password_hash = db.Column(...)`, `token = self.tokens.x`:
+            # code (an ORM column declaration, a call, an attribute), not a literal value
+            return False
+        low_v = value.lower()
+        if re.search(r"pass(?:word|wd)|secret|^test|test$|^(?:dev|local|demo)[_-]", low_v):
+            return False  # `password = "testpassword123"`: a test fixture that spells what it is, not a leaked one
         return _looks_random(value, 12 if "pass" in name or "pwd" in name else 16)
     # vendor keys: a fixed prefix, then something random
     if _placeholder(value):
