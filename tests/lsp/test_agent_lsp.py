@@ -3,6 +3,7 @@ the Messages API stand-in, and a client that answers applyEdit / showMessageRequ
 
 from __future__ import annotations
 
+import re
 import sys
 
 import pytest
@@ -211,6 +212,7 @@ async def test_code_actions_offer_ask_fix_and_redesign(vscode, api):
     assert res["status"] == "finished"
     task = bodies(api)[0]["messages"][0]["content"][1]["text"]
     assert "[CTX201] a test finding" in task and "The user selected CLAUDE.md, lines 3-3" in task
+    assert re.search(r"\(ctxls: CLAUDE.md is \d+ tokens of instructions, loaded at startup in [1-9]\d* directories", task)
 
 
 async def test_ask_without_a_prompt_is_a_clear_error(vscode, api):

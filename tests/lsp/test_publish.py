@@ -89,7 +89,8 @@ def _ls(engine: Engine, encoding=T.PositionEncodingKind.Utf16) -> SimpleNamespac
 
     proto = SimpleNamespace(writer=Writer(), _include_headers=True, CONTENT_TYPE=JsonRPCProtocol.CONTENT_TYPE,
                             CHARSET=JsonRPCProtocol.CHARSET)
-    return SimpleNamespace(engine=engine, published={}, uris={}, protocol=proto,
+    # agent_loop: the server's open agent session (none here), read by all_findings since the context engine
+    return SimpleNamespace(engine=engine, published={}, uris={}, protocol=proto, agent_loop=None,
                            workspace=SimpleNamespace(position_codec=PositionCodec(encoding)))
 
 

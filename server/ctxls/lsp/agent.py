@@ -244,6 +244,11 @@ def register(server: CtxlsServer) -> None:
 async def run_ask(ls: CtxlsServer, path: Path, prompt: str, rng: Any) -> dict[str, Any]:
     start = path if path.is_dir() else path.parent
     task = _task_text(ls, path, prompt, rng)
+    if _instruction_file(path, ls.root):  # what ctxls knows of its cost: the "before" of a redesign
+        lens = await ls.in_thread(ls.engine.lens, path)
+        if lens is not None:
+            task += (f"\n\n(ctxls: {os.path.relpath(path, ls.root)} is {lens.tokens:,} tokens of instructions, "
+                     f"loaded at startup in {lens.startup_dirs} directories and on touch in {lens.touch_dirs}.)")
     agent, problems = agent_settings(ls)
     for p in problems:
         ls.log(p, T.MessageType.Warning)
