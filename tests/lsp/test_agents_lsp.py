@@ -62,6 +62,11 @@ async def test_hover_has_a_line_per_targeted_agent(client: LanguageClient) -> No
 
 async def test_compare_report_command(client: LanguageClient) -> None:
     root = client.root
+    actions = await client.text_document_code_action_async(T.CodeActionParams(
+        text_document=T.TextDocumentIdentifier(uri=(root / "CLAUDE.md").as_uri()),
+        range=T.Range(T.Position(0, 0), T.Position(0, 0)),
+        context=T.CodeActionContext(diagnostics=[], only=[T.CodeActionKind.Source])))
+    assert "ctxls: Compare what each agent loads here" in {a.title for a in actions}
     res = await client.workspace_execute_command_async(T.ExecuteCommandParams(
         command="ctxls.compareReport", arguments=[(root / "CLAUDE.md").as_uri()]))
     report = root / ".ctxls" / "reports" / "compare.md"
