@@ -78,12 +78,15 @@ async def test_compare_report_command(client: LanguageClient) -> None:
 
 
 async def test_context_request_with_an_agent(client: LanguageClient) -> None:
+    """`ctxls/context` (lsp/context.py) with `agent`: that agent's session; the default stays Claude Code's."""
     root = client.root
-    got = await client.protocol.send_request_async("ctxls/context", {"uri": root.as_uri(), "agent": "codex"})
-    got = _plain(got)
-    assert got["schema"] == "ctxls.context/1" and got["agent"] == "codex"
-    docs = [b for b in got["blocks"] if b["kind"] == "agents_md"]
+    got = _plain(await client.protocol.send_request_async("ctxls/context", {"uri": root.as_uri(), "agent": "codex"}))
+    ctx = got["context"]
+    assert ctx["schema"] == "ctxls.context/1" and ctx["agent"] == "codex"
+    docs = [b for b in ctx["blocks"] if b["kind"] == "agents_md"]
     assert len(docs) == 1 and docs[0]["source"] == "AGENTS.md" and "40-byte" in docs[0]["cut"]
-    bad = await client.protocol.send_request_async("ctxls/context", {"uri": root.as_uri(), "agent": "windsurf"})
-    bad = _plain(bad)
-    assert "unknown agent" in bad["error"]
+    assert got["instruction_tokens"] == sum(b["tokens"] for b in ctx["blocks"] if b["startup"])
+    default = _plain(await client.protocol.send_request_async("ctxls/context", {"uri": root.as_uri()}))
+    assert default["context"]["agent"] == "claude-code"
+    assert await client.protocol.send_request_async("ctxls/context", {"uri": root.as_uri(), "agent": "windsurf"}) \
+        is None

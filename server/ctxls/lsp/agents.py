@@ -1,10 +1,9 @@
-"""The other agents in the editor: a hover line per targeted agent, the compare report, and the
-`ctxls/context` request (one agent's session as `ctxls.context/1` JSON, for a client's agent picker)."""
+"""The other agents in the editor: a hover line per targeted agent, the compare report, and the sessions of
+any agent for the `ctxls/context` request's `agent` parameter (lsp/context.py), for a client's agent picker."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from ..core import model as M
 from ..core.loader import is_within, load_session
@@ -14,7 +13,6 @@ from ..core.profiles.common import scan_agent_files, targeted_agents
 from .server import CtxlsServer
 
 COMPARE_REPORT = "ctxls.compareReport"
-CONTEXT_REQUEST = "ctxls/context"
 _SHORT = {"claude-code": "Claude", "codex": "Codex", "cursor": "Cursor", "copilot": "Copilot", "gemini": "Gemini"}
 
 
@@ -37,28 +35,6 @@ def register(server: CtxlsServer) -> None:
         text = await ls.in_thread(compare_markdown_for, ls, start)
         return await show_report(ls, "compare.md", text)
 
-    @server.feature(CONTEXT_REQUEST)
-    async def context_request(ls: CtxlsServer, params: Any):
-        """`{uri, agent?, touched?: [uri]}` -> the session of ``agent`` (default claude-code) started in the
-        directory of ``uri`` (`ctxls.context/1`, texts included); `{error}` for bad parameters."""
-        await ls.wait_ready()
-        if ls.engine is None or ls.root is None:
-            return {"error": "no workspace"}
-        uri, agent, touched = _param(params, "uri"), _param(params, "agent") or "claude-code", _param(params, "touched")
-        if agent not in AGENTS:
-            return {"error": f"unknown agent {agent!r}; known: {', '.join(AGENTS)}"}
-        path = ls.path_of(uri) if isinstance(uri, str) else ls.root
-        if path is None or not is_within(path, ls.root):
-            return {"error": "not a document of the workspace"}
-        touches = [p for p in (ls.path_of(t) for t in (touched or []) if isinstance(t, str)) if p is not None]
-        return await ls.in_thread(context_json, ls, path if path.is_dir() else path.parent, agent, touches)
-
-
-def _param(params: Any, name: str):
-    if isinstance(params, dict):
-        return params.get(name)
-    return getattr(params, name, None)
-
 
 def agent_session(ls: CtxlsServer, start: Path, agent: str, touched: list[Path] | tuple = ()) -> Session:
     eng = ls.engine
@@ -66,12 +42,6 @@ def agent_session(ls: CtxlsServer, start: Path, agent: str, touched: list[Path] 
         return eng.session(start, touched)
     return load_session(start, list(touched), eng.settings, root=ls.root, fs=eng.fs, counter=eng.counter,
                         profile=agent)
-
-
-def context_json(ls: CtxlsServer, start: Path, agent: str, touched: list[Path]) -> dict:
-    from ..core.report import session_to_json
-
-    return session_to_json(agent_session(ls, start, agent, touched), include_text=True)
 
 
 def targets(ls: CtxlsServer) -> tuple[str, ...]:

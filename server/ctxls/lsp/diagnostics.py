@@ -208,6 +208,9 @@ async def run_check(ls: CtxlsServer) -> None:
                 ls.log(f"rule skipped after an internal error: {e}")
             t = time.perf_counter()
             publish(ls, plan)
+            from .context import checked
+
+            checked(ls, gen)
             if plan is not None:
                 log.debug("check %.1f ms, publish plan %.1f ms (%d files), sent in %.1f ms",
                           plan.timings[0] * 1000, plan.timings[1] * 1000, len(plan.bodies),

@@ -1,0 +1,269 @@
+"""The packaged VS Code extension in a real VS Code: code-server (VS Code 1.139 for the browser) in headless
+Chromium, driven by playwright-core, with `ctxls serve` from this checkout as its language server.
+
+tests/vscode/setup.sh installs the tools (cached under .cache/vscode-e2e or $CTXLS_E2E_CACHE); the session
+fixture builds, lints, typechecks and packages client-vscode/ into ctxls.vsix and checks what is in it.
+Then:
+- test_ui: ui_driver.js checks through the UI that the Problems panel shows the duplicate instruction, the
+  status bar the token figure, the context view the blocks, that hovering a source file shows the context
+  table and that the quick fix removes the duplicate (a screenshot per step in the output directory,
+  $CTXLS_E2E_OUT or pytest's tmp dir);
+- test_api: api_suite/ runs inside the extension host (code-server's smoke-test driver honours the
+  extensionTestsPath payload) and asserts on the extension's API and the vscode API;
+- test_server_missing: with no server anywhere, one notification names the install command.
+Figures the UI shows are compared with what the CLI (`ctxls context --format json`) says.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .harness import CLIENT, REPO, CodeServer, build_extension, run_driver, setup_tools
+
+HERE = Path(__file__).resolve().parent
+CTXLS = Path(sys.executable).with_name("ctxls")  # the venv's entry point (pip install -e .)
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the e2e tools are Linux packages (apt, npm x64)")
+
+
+@pytest.fixture(scope="session")
+def tools():
+    return setup_tools()
+
+
+@pytest.fixture(scope="session")
+def extension(tools):
+    return build_extension(tools)
+
+
+@pytest.fixture(scope="session")
+def out_root(tmp_path_factory) -> Path:
+    env = os.environ.get("CTXLS_E2E_OUT")
+    root = Path(env) if env else tmp_path_factory.mktemp("vscode-e2e")
+    root.mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def cli_context(ws: Path, start: Path, *touch: Path) -> dict:
+    args = [str(CTXLS), "context", str(start), "--format", "json"]
+    for t in touch:
+        args += ["--touch", str(t)]
+    return json.loads(subprocess.run(args, cwd=ws, capture_output=True, text=True, timeout=60, check=True).stdout)
+
+
+def status_text(ctx: dict) -> str:
+    """What the status bar must read for a `ctxls.context/1` result (the extension's formatTokens)."""
+    n = ctx["startup_tokens"]
+    tokens = str(n) if n < 1000 else f"{n / 1000:.1f}K" if n < 1_000_000 else f"{n / 1_000_000:.1f}M"
+    return f"ctx {tokens} · {100 * n / ctx['window']:.1f}%"
+
+
+def test_package_is_one_bundle(extension) -> None:
+    files = extension["files"]
+    assert "extension/dist/extension.js" in files
+    assert not [f for f in files if "node_modules" in f], files
+    assert set(files) <= {"extension.vsixmanifest", "[Content_Types].xml", "extension/package.json",
+                          "extension/readme.md", "extension/LICENSE.txt", "extension/dist/extension.js",
+                          "extension/dist/extension.js.map"}, files
+    manifest = json.loads((CLIENT / "package.json").read_text())
+    assert manifest["main"] == "./dist/extension.js"
+
+
+def test_ui(tools, extension, workspace: Path, tmp_path: Path, out_root: Path) -> None:
+    out = out_root / "ui"
+    billing = workspace / "services" / "billing"
+    src = billing / "src" / "refunds.py"
+    # what the CLI says before the UI changes anything (the quick fix deletes a line)
+    want = cli_context(workspace, billing, billing / "CLAUDE.md")
+    want_src = cli_context(workspace, src.parent)
+    cs = CodeServer(tools, tmp_path / "cs", workspace, settings={"ctxls.server.path": str(CTXLS)})
+    with cs:
+        install_s = cs.install(extension["vsix"])
+        ready_s = cs.start()
+        res = run_driver(tools, HERE / "ui_driver.js", {"CS_URL": cs.url, "WS_DIR": str(workspace),
+                                                       "OUT_DIR": str(out)}, tmp_path / "ui.json")
+    cs.keep_logs(out)
+    (out / "result.json").write_text(json.dumps(res, indent=2))
+    sys.stderr.write(f"vscode ui e2e: install {install_s:.1f}s, code-server ready {ready_s:.1f}s, "
+                     f"driver {res['driver_seconds']:.1f}s\n")
+    steps = {s["name"]: s for s in res.get("steps", [])}
+    assert res["ok"], f"UI driver failed: {res.get('error')}\n{json.dumps(res.get('steps'), indent=1)[-3000:]}\n" \
+                      f"{res['stderr_tail']}\ncode-server log:\n{cs.log()[-2000:]}"
+
+    assert any("CTX201" in r and "Duplicate of CLAUDE.md:8" in r for r in steps["problems"]["problems"]), \
+        steps["problems"]["problems"]
+
+    assert steps["statusbar"]["text"] == status_text(want)
+    assert f"{want['startup_tokens']:,} tokens" in steps["statusbar"]["tooltip"]
+
+    rows = steps["contextview"]["rows"]
+    assert rows[0].startswith("Startup in services/billing"), rows
+    for block in want["blocks"]:
+        if block["startup"] and block["source"]:
+            assert any(block["source"] in r and f"{block['tokens']:,} tokens" in r for r in rows), (block, rows)
+    # selecting the root CLAUDE.md block opened that file with its loaded lines (1-9) selected
+    cv = steps["contextview"]
+    assert cv["opened_text"].startswith("# Acme monorepo"), cv
+    assert "services" not in cv["opened_breadcrumbs"], cv
+    root_block = next(b for b in want["blocks"] if b["source"] == "CLAUDE.md")
+    assert cv["opened_selection"].startswith(f"Ln {root_block['lines'][1]}, Col ") and \
+        "selected" in cv["opened_selection"], cv
+
+    hover = steps["hover"]["text"]
+    assert "Claude Code started in services/billing/src loads" in hover, hover
+    assert f"{want_src['startup_tokens']:,} tokens" in hover, hover
+
+    qf = steps["quickfix"]
+    assert "Delete this duplicate (CTX201)" in qf["menu"], qf["menu"]
+    assert "Use Python 3.11 and type hints everywhere." in qf["before"]
+    assert "type hints" not in qf["after"]
+    assert not any("CTX201" in r for r in qf["problems_after"])
+    assert "type hints" not in (billing / "CLAUDE.md").read_text()  # saved
+    assert "type hints" in (workspace / "CLAUDE.md").read_text()  # the original stays
+
+
+def test_api(tools, extension, workspace: Path, tmp_path: Path, out_root: Path) -> None:
+    out = out_root / "api"
+    out.mkdir(parents=True, exist_ok=True)
+    src = workspace / "services" / "billing" / "src" / "refunds.py"
+    want = cli_context(workspace, src.parent, src)
+    result = tmp_path / "api.json"
+    cs = CodeServer(tools, tmp_path / "cs", workspace, settings={"ctxls.server.path": str(CTXLS)},
+                    extra_args=["--vscode-option", "enable-smoke-test-driver"],
+                    env_extra={"API_RESULT_JSON": str(result), "WS_DIR": str(workspace)})
+    with cs:
+        cs.start()
+        drv = run_driver(tools, HERE / "api_driver.js", {
+            "CS_URL": cs.url, "WS_DIR": str(workspace), "EXT_DEV": str(CLIENT),
+            "EXT_TESTS": str(HERE / "api_suite" / "index.js"), "SHOT": str(out / "api.png")}, tmp_path / "drv.json")
+    cs.keep_logs(out)
+    res = json.loads(result.read_text()) if result.is_file() else {"ok": False, "error": "the suite wrote nothing"}
+    (out / "result.json").write_text(json.dumps({"suite": res, "driver": drv}, indent=2))
+    assert drv["ok"] and res["ok"], f"{res.get('error')}\nchecks passed: {res.get('checks')}\n" \
+                                    f"{json.dumps(drv.get('logs', [])[-30:], indent=1)}"
+
+    assert res["server_origin"] == "setting ctxls.server.path"
+    assert res["missing_commands"] == []
+    assert res["server_commands"] == ["ctxls.contextReport", "ctxls.budgetReport", "ctxls.refresh", "ctxls.applyFix"]
+    assert {"code": "CTX201", "line": 3} in [{k: d[k] for k in ("code", "line")} for d in res["diagnostics"]]
+    assert res["md_hovers"] == 1
+    assert any(t and "tokens · startup in" in t for t in res["md_lenses"]), res["md_lenses"]
+    assert "Claude Code started in `services/billing/src` loads" in res["source_hover"]
+
+    assert res["context"]["context"] == want  # the view and the status bar show the CLI's document
+    assert res["context"]["root"] == str(workspace)
+    assert res["status_text"] == status_text(want)
+    assert res["status_warning"] is None
+
+    startup, touch = res["view"]
+    assert startup["label"] == "Startup in services/billing/src"
+    assert len(startup["children"]) == sum(1 for b in want["blocks"] if b["startup"])
+    claude = next(c for c in startup["children"] if c["label"] == "CLAUDE.md: services/billing/CLAUDE.md")
+    assert claude["command"] == "vscode.open" and claude["target"] == str(workspace / "services/billing/CLAUDE.md")
+    assert touch["label"] == "Reading services/billing/src/refunds.py appends"
+    appended = [b for b in want["blocks"] if not b["startup"]]
+    assert len(touch["children"]) == len(appended) and appended[0]["kind"] == "read"
+    assert touch["children"][0]["label"] == "file read: services/billing/src/refunds.py"
+
+    conf = res["configured"]
+    assert conf["session_budget_tokens"] == 100 and conf["window"] == 100000
+    assert conf["status_warning"] == "statusBarItem.warningBackground"
+    assert conf["status_text"] == status_text({**want, "window": 100000})
+    assert res["reset_status_text"] == status_text(want)
+
+    assert res["report_uri"].endswith("/.ctxls/reports/context.md") and res["report_visible"]
+    assert res["remembered"]["remembered"] is True, res["remembered"]
+    memory = "".join(p.read_text() for p in (workspace.parent / "home" / "mem").rglob("*.md"))
+    assert "The staging database is on port 5433." in memory
+    assert res["restarted"] and "CTX201" in res["diagnostics_after_restart"]
+    assert res["restarted_on_setting"]
+
+
+def test_server_missing(tools, extension, workspace: Path, tmp_path: Path, out_root: Path) -> None:
+    out = out_root / "missing"
+    path = [d for d in ("/usr/local/bin", "/usr/bin", "/bin") if not (Path(d) / "ctxls").exists()]
+    cs = CodeServer(tools, tmp_path / "cs", workspace, path_prefix=path,
+                    settings={"ctxls.server.path": str(tmp_path / "no-such-ctxls"),
+                              "ctxls.server.pythonPath": str(tmp_path / "no-such-python")})
+    with cs:
+        cs.install(extension["vsix"])
+        cs.start()
+        res = run_driver(tools, HERE / "ui_driver.js", {"CS_URL": cs.url, "WS_DIR": str(workspace),
+                                                       "OUT_DIR": str(out), "STEPS": "missing"}, tmp_path / "ui.json")
+    cs.keep_logs(out)
+    (out / "result.json").write_text(json.dumps(res, indent=2))
+    assert res["ok"], f"{json.dumps(res.get('steps'), indent=1)[-3000:]}\n{res['stderr_tail']}"
+    step = res["steps"][0]
+    assert "python3 -m pip install ctxls" in step["text"] and step["toasts"] == 1, step
+    assert "Server: Path" in step["settings_text"]
+    assert step["status"] == "ctx: no server"
+    output = (out / "ctxls-output.log").read_text()
+    assert "no-such-ctxls (setting ctxls.server.path) does not run" in output, output
+    assert "no-such-python -m ctxls (setting ctxls.server.pythonPath) does not run" in output, output
+
+
+AGENT_OLD = "- Money is always integer cents; never floats."
+AGENT_NEW = "- Store money as integer cents, never as floats."
+
+
+def test_ask_agent(tools, extension, workspace: Path, tmp_path: Path, out_root: Path) -> None:
+    """"ctxls: Ask agent" through the real UI, the server's agent loop against tests/fakeapi.py (the real
+    anthropic SDK over HTTP): the edit shows in the refactor preview first and applies once accepted."""
+    out = out_root / "agent"
+    scenario = tmp_path / "scenario.json"
+    scenario.write_text(json.dumps({"steps": [
+        {"content": [{"type": "text", "text": "I will reword the money rule."},
+                     {"type": "tool_use", "name": "edit_file", "input": {
+                         "path": "services/billing/CLAUDE.md", "old_string": AGENT_OLD, "new_string": AGENT_NEW}}]},
+        {"content": [{"type": "text", "text": "Reworded the money rule in services/billing/CLAUDE.md."}]},
+    ]}))
+    record = tmp_path / "requests.jsonl"
+    api = subprocess.Popen([sys.executable, str(REPO / "tests" / "fakeapi.py"), "--port", "0", "--scenario",
+                            str(scenario), "--record", str(record)], stdout=subprocess.PIPE, text=True)
+    try:
+        line = api.stdout.readline().strip()
+        assert line.startswith("listening http://127.0.0.1:"), line
+        base_url = line.split(" ", 1)[1]
+        cs = CodeServer(tools, tmp_path / "cs", workspace, settings={"ctxls.server.path": str(CTXLS)},
+                        # the extension host, and so the server it starts, inherit code-server's environment
+                        env_extra={"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "test-key"})
+        with cs:
+            cs.install(extension["vsix"])
+            cs.start()
+            res = run_driver(tools, HERE / "ui_driver.js", {
+                "CS_URL": cs.url, "WS_DIR": str(workspace), "OUT_DIR": str(out), "STEPS": "agent",
+                "AGENT_PROMPT": "Reword the money rule", "AGENT_EXPECT": AGENT_NEW}, tmp_path / "ui.json")
+        cs.keep_logs(out)
+    finally:
+        api.terminate()
+        api.wait(timeout=10)
+    (out / "result.json").write_text(json.dumps(res, indent=2))
+    assert res["ok"], f"{json.dumps(res.get('steps'), indent=1)[-3000:]}\n{res['stderr_tail']}"
+    step = res["steps"][0]
+    assert AGENT_OLD in step["before"] and AGENT_OLD in step["during"]  # nothing applied before Apply
+    assert any("CLAUDE.md" in r for r in step["preview_rows"]), step["preview_rows"]
+    # a change that needs confirmation starts unticked in the preview (Apply alone would reject it); ticked
+    assert step["preview_checked_before"] and not any(step["preview_checked_before"])
+    assert step["preview_checked_after"] and all(step["preview_checked_after"])
+    assert AGENT_NEW in step["after"] and AGENT_OLD not in step["after"]
+    assert AGENT_NEW in (workspace / "services" / "billing" / "CLAUDE.md").read_text()  # saved from the editor
+    assert "Reworded the money rule" in step["report_text"]
+    assert "Session ledger" in step["ledger_text"] and "2 calls" in step["ledger_text"], step["ledger_text"]
+
+    requests = [json.loads(x) for x in record.read_text().splitlines()]
+    messages = [r for r in requests if "messages" in r and "max_tokens" in r]
+    assert len(messages) == 2, [list(r) for r in requests]
+    first_user = json.dumps(messages[0]["messages"][0])
+    assert "Reword the money rule" in first_user and "services/billing/CLAUDE.md" in first_user
+    results = [b for b in messages[1]["messages"][-1]["content"] if b.get("type") == "tool_result"]
+    assert len(results) == 1 and not results[0].get("is_error"), results
+    audit = [json.loads(x) for x in (workspace / ".ctxls" / "audit.jsonl").read_text().splitlines()]
+    assert [(a["tool"], a["decision"]) for a in audit] == [("edit_file", "approved")]
