@@ -224,6 +224,7 @@ def test_ask_agent(tools, extension, workspace: Path, tmp_path: Path, out_root: 
                      {"type": "tool_use", "name": "edit_file", "input": {
                          "path": "services/billing/CLAUDE.md", "old_string": AGENT_OLD, "new_string": AGENT_NEW}}]},
         {"content": [{"type": "text", "text": "Reworded the money rule in services/billing/CLAUDE.md."}]},
+        {"content": [{"type": "text", "text": "Nothing to change: the root CLAUDE.md loads first."}]},
     ]}))
     record = tmp_path / "requests.jsonl"
     api = subprocess.Popen([sys.executable, str(REPO / "tests" / "fakeapi.py"), "--port", "0", "--scenario",
@@ -260,10 +261,15 @@ def test_ask_agent(tools, extension, workspace: Path, tmp_path: Path, out_root: 
 
     requests = [json.loads(x) for x in record.read_text().splitlines()]
     messages = [r for r in requests if "messages" in r and "max_tokens" in r]
-    assert len(messages) == 2, [list(r) for r in requests]
+    assert len(messages) == 3, [list(r) for r in requests]
     first_user = json.dumps(messages[0]["messages"][0])
     assert "Reword the money rule" in first_user and "services/billing/CLAUDE.md" in first_user
     results = [b for b in messages[1]["messages"][-1]["content"] if b.get("type") == "tool_result"]
     assert len(results) == 1 and not results[0].get("is_error"), results
+    # the fix command: the finding in the prompt, the diagnostic's line as the selection, in the same session
+    assert step["fix_prompt"].startswith("Fix this diagnostic: CTX201 Duplicate of CLAUDE.md:8"), step["fix_prompt"]
+    fix_task = json.dumps(messages[2]["messages"][-1])
+    assert "CTX201" in fix_task and "services/billing/CLAUDE.md, line" in fix_task, fix_task
+    assert len(messages[2]["messages"]) > len(messages[1]["messages"])  # the session stays open across asks
     audit = [json.loads(x) for x in (workspace / ".ctxls" / "audit.jsonl").read_text().splitlines()]
     assert [(a["tool"], a["decision"]) for a in audit] == [("edit_file", "approved")]

@@ -283,6 +283,25 @@ const STEPS = {
     await page.waitForTimeout(500);
     out.ledger_text = await editorText(page);
     out.screenshot_ledger = await shot(page, '13-agent-ledger');
+    // "ctxls: Fix this diagnostic with the agent" on the duplicate: the prompt comes prefilled with the finding
+    await page.locator('.tab', { hasText: 'CLAUDE.md' }).first().click();
+    await page.waitForTimeout(300);
+    await gotoLine(page, 4);
+    await runCommand(page, 'ctxls: Fix this diagnostic with the agent');
+    const fix = page.locator('.quick-input-widget input');
+    await fix.waitFor({ state: 'visible', timeout: 10000 });
+    await page.waitForFunction(() => {
+      const el = document.querySelector('.quick-input-widget input');
+      return el && el.value.startsWith('Fix this diagnostic');
+    }, null, { timeout: 10000 });
+    out.fix_prompt = await fix.inputValue();
+    await page.waitForTimeout(400); // let the quick input finish fading in
+    out.screenshot_fix = await shot(page, '14-agent-fix-prompt');
+    await page.keyboard.press('Enter');
+    const reports = page.locator('.tab', { hasText: /^agent-.*\.md/ });
+    await page.waitForFunction(() => [...document.querySelectorAll('.editor-instance .monaco-editor .view-lines')]
+      .some((el) => el.innerText.replace(/\u00a0/g, ' ').includes('Nothing to change')), null, { timeout: 30000 });
+    out.fix_report_tabs = await reports.count();
   },
 };
 const DEFAULT_STEPS = ['problems', 'statusbar', 'contextview', 'hover', 'quickfix'];

@@ -276,16 +276,28 @@ class Workspace:
         if got is None:
             entries: list[tuple[str, str, list[str]]] = []
             walked: list[Path] = []
+            links: list[str] = []
             root = str(self.root)
             cut = len(root.rstrip(os.sep)) + 1
+            islink = os.path.islink
+            join = os.path.join
             for dirpath, dirnames, filenames in os.walk(root):
                 dirnames[:] = [d for d in dirnames if d not in D.SKIP_DIRS]
                 walked.append(Path(dirpath))
                 rel = dirpath[cut:].replace(os.sep, "/") if dirpath != root else ""
                 entries.append((dirpath, rel, filenames))
-            got = self.fs.memo[key] = (entries, walked)
+                for d in dirnames:  # (os.walk lists links to directories there and does not enter them)
+                    if islink(join(dirpath, d)):
+                        links.append(f"{rel}/{d}" if rel else d)
+            got = self.fs.memo[key] = (entries, walked, links)
         self.walked_dirs = got[1]
         return got
+
+    def tree(self) -> tuple[list[tuple[str, str, list[str]]], list[str]]:
+        """The one walk of the workspace tree that rules read (see `_walk`): its directory entries, and the
+        posix paths (relative to the root) of the symlinks to directories it did not enter."""
+        got = self._walk()
+        return got[0], got[2]
 
     @property
     def rel_files(self) -> list[str]:

@@ -972,35 +972,36 @@ def _ancestor_bases(d: str, root: str) -> list[_Base]:
 
 
 def _name_index(ws: Workspace) -> _Names:
+    """Files and directories by name, from the workspace's one tree walk (`Workspace.tree`), without build and
+    vendor directories (`_EXTRA_SKIP_DIRS`, on top of the walk's own skips). A symlink to a directory counts as
+    a file of that name: it is not entered (a path below it is asked of the file system, see `_on_disk`)."""
     key = ("ctxls.rules.references.names", str(ws.root))
+    entries, links = ws.tree()  # first: the walk records what this answer depends on
     got = ws.fs.memo.get(key)
     if isinstance(got, _Names):
         return got
     names = _Names()
-    skip = D.SKIP_DIRS | _EXTRA_SKIP_DIRS
-    stack = [(str(ws.root), "")]
-    while stack:
-        d, rel = stack.pop()
-        try:
-            it = os.scandir(d)
-        except OSError:
+    extra = _EXTRA_SKIP_DIRS
+    skipped: set[str] = set()
+    for _, rel, filenames in entries:
+        if rel:
+            parent, _, name = rel.rpartition("/")
+            if name in extra or (parent and parent in skipped):
+                skipped.add(rel)
+                continue
+            names.dirs.setdefault(name, []).append(rel)
+            names.dirset.add(rel)
+            names.paths.add(rel)
+        for n in filenames:
+            r = f"{rel}/{n}" if rel else n
+            names.files.setdefault(n, []).append(r)
+            names.paths.add(r)
+    for r in links:
+        parent, _, n = r.rpartition("/")
+        if parent in skipped:
             continue
-        with it:
-            for e in it:
-                try:
-                    is_dir = e.is_dir(follow_symlinks=False)
-                except OSError:
-                    continue
-                r = f"{rel}/{e.name}" if rel else e.name
-                if is_dir:
-                    if e.name in skip:
-                        continue
-                    names.dirs.setdefault(e.name, []).append(r)
-                    names.dirset.add(r)
-                    stack.append((e.path, r))
-                else:
-                    names.files.setdefault(e.name, []).append(r)
-                names.paths.add(r)
+        names.files.setdefault(n, []).append(r)
+        names.paths.add(r)
     ws.fs.memo[key] = names
     return names
 
