@@ -29,6 +29,33 @@ def test_count_floor_counts_what_a_cold_check_counts_before_its_first_rule(tmp_p
     assert int(got[2].replace(",", "")) == sum(map(len, texts))
 
 
+def test_bench_compare_prints_both_timings_and_the_ratio(tmp_path):
+    """bench_compare.py on a small generated monorepo with every agent's files: it runs both commands and
+    reports the ratio (its value is the bench's business, not this test's)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        from bench_compare import add_agent_files
+        from gen_monorepo import generate
+    finally:
+        sys.path.pop(0)
+    repo, home = tmp_path / "repo", tmp_path / "home"
+    generate(repo, files=120, dirs=12, claude=12, skills=3, home=home)
+    added = add_agent_files(repo)
+    assert added["agents_md"] >= 1 and added["gemini_md"] >= 1
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_compare.py"), "--repo", str(repo),
+                           "--home", str(home), "--runs", "1", "--json"],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode in (0, 1), proc.stderr
+    import json
+
+    rep = json.loads(proc.stdout)
+    assert set(rep["cases"]) == {"baseline", "context", "compare"}
+    assert rep["agents"] == ["claude-code", "codex", "cursor", "copilot", "gemini"] and rep["compare_rows"] > 12
+    assert rep["ratio_compare_to_context"] == round(
+        rep["cases"]["compare"]["median_s"] / rep["cases"]["context"]["median_s"], 3)
+    assert rep["ok"] == (proc.returncode == 0)
+
+
 def test_agent_economics_runs_and_the_policy_beats_both_naive_loops(tmp_path):
     """A short replay (16 steps, no chart): the script still runs, and its ratios are computed from the ledgers."""
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "agent_economics.py"), "--steps", "16", "--png", ""],

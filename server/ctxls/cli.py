@@ -58,6 +58,13 @@ def _common(p: argparse.ArgumentParser, root: bool = True) -> None:
                    help="text: tables for a terminal (default); json: the documented schema, for machines")
 
 
+def _agent_option(p: argparse.ArgumentParser) -> None:
+    from .core.profiles import AGENTS
+
+    p.add_argument("--agent", choices=AGENTS, default="claude-code",
+                   help="the agent whose loading rules to follow (default claude-code)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = _Parser(prog="ctxls", description="What an AI coding agent loads into its context window.")
     ap.add_argument("--version", action="version", version=f"ctxls {__version__}")
@@ -69,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a file the agent reads; repeat for several, in order")
     c.add_argument("--text", action="store_true", help="include each block's rendered text in JSON output")
     _common(c)
+    _agent_option(c)
 
     b = sub.add_parser("budget", help="context-budget calculator for a workspace")
     b.add_argument("root", type=Path, nargs="?", default=Path("."),
@@ -77,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--all-dirs", action="store_true",
                    help="rank every directory, agent config (.claude/, dot-directories) and docs folders included")
     _common(b, root=False)
+    _agent_option(b)
     k = sub.add_parser("check", help="lint instruction, rule, skill and memory files")
     k.add_argument("paths", type=Path, nargs="*", help="files or directories to report on (default: the workspace)")
     k.add_argument("--fix", action="store_true", help="apply every safe fix, then report what remains")
@@ -95,6 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
         if action.dest == "format":
             action.choices = ("text", "json", "sarif", "github")
 
+    from .comparecmd import add_parser as _compare_parser
+
+    _compare_parser(sub, _common)
+
     from .agentcmd import add_parser as _agent_parser
 
     _agent_parser(sub)
@@ -109,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-_ONE_SHOT = ("context", "budget", "check")
+_ONE_SHOT = ("context", "budget", "check", "compare")
 _ran_one_shot = False
 
 
@@ -174,6 +187,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_budget(args)
         if args.cmd == "check":
             return cmd_check(args)
+        if args.cmd == "compare":
+            from .comparecmd import cmd_compare
+
+            return cmd_compare(args, _settings, _counter, _Usage)
         if args.cmd == "agent":
             from .agentcmd import cmd_agent
 
@@ -340,7 +357,8 @@ def cmd_context(args) -> int:
     except _Usage as exc:
         print(f"ctxls: {exc}", file=sys.stderr)
         return 2
-    session = load_session(start, [Path(os.path.abspath(t)) for t in args.touch], settings, root=root, counter=counter)
+    session = load_session(start, [Path(os.path.abspath(t)) for t in args.touch], settings, root=root, counter=counter,
+                           profile=args.agent)
     cache.save()
     if args.format == "json":
         json.dump(session_to_json(session, include_text=args.text), sys.stdout, indent=2)
@@ -375,7 +393,8 @@ def cmd_budget(args) -> int:
     from .render import budget_progress
 
     with budget_progress(enabled=args.format == "text" and sys.stderr.isatty()) as progress:
-        report = compute_budget(root, settings, fs=fs, counter=counter, progress=progress, all_dirs=args.all_dirs)
+        report = compute_budget(root, settings, fs=fs, counter=counter, progress=progress, profile=args.agent,
+                                all_dirs=args.all_dirs)
     cache.save()
     if args.format == "json":
         from .core.report import budget_to_json

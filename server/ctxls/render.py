@@ -67,7 +67,8 @@ def print_context(session: Session, home: Path | None = None) -> None:
     con = _console()
     w = session.window
     wide = con.width >= 100  # below that, "% win" gives its columns to the paths (the footer has the total %)
-    t = Table(box=box.SIMPLE_HEAD, title=f"Context of a Claude Code session in {session.display_source(session.start_dir) or '.'}",
+    t = Table(box=box.SIMPLE_HEAD, title=f"Context of a {M.AGENT_NAMES.get(session.agent, session.agent)} session in "
+                    f"{session.display_source(session.start_dir) or '.'}",
               title_justify="left", pad_edge=False,
               padding=(0, 1, 0, 0))  # two-column gaps (the box's divider and one space): room for the paths
     t.add_column("#", justify="right", style="dim", no_wrap=True)
@@ -137,8 +138,13 @@ def print_budget(rep: BudgetReport, top: int = 5) -> None:
     con.print(f"[bold]Context budget for {_here(rep.root)}[/] ({plural(len(idx.dirs), 'directory')}, "
               f"{plural(idx.file_count, 'file')}, {plural(len(idx.sources), 'instruction source')}; window {w:,}; "
               f"tokens: {rep.token_method})")
-    con.print(f"Fixed overhead in every session: {rep.fixed_tokens:,} tokens (system prompt {s.system_prompt_tokens:,} + "
-              f"tool schemas {s.tool_schema_tokens:,}, configurable estimates)\n")
+    agent = rep.root_session.agent
+    if agent != "claude-code":
+        con.print(f"Agent: {M.AGENT_NAMES.get(agent, agent)} (instruction files only: its system prompt and tool "
+                  "schemas are not counted)\n")
+    else:
+        con.print(f"Fixed overhead in every session: {rep.fixed_tokens:,} tokens (system prompt "
+                  f"{s.system_prompt_tokens:,} + tool schemas {s.tool_schema_tokens:,}, configurable estimates)\n")
 
     home = s.home
     others = f"; --all-dirs adds {len(rep.other_dirs):,} in agent config and docs folders" if rep.other_dirs else ""

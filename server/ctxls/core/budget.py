@@ -97,10 +97,12 @@ def compute_budget(
     counter: TokenCounter | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     reuse: bool = True,
+    profile: str = "claude-code",
     all_dirs: bool = False,
 ) -> BudgetReport:
-    """With ``all_dirs``, every directory is ranked; otherwise only those a session starts in, the rest in
-    ``other_dirs``."""
+    """``profile``: the agent (core/loader.py PROFILES); another agent's sessions hold no fixed overhead and
+    its largest files are the ones its sessions load. With ``all_dirs``, every directory is ranked; otherwise
+    only those a session starts in, the rest in ``other_dirs``."""
     settings = settings or Settings()
     fs = fs or FileSystem(max_bytes=settings.max_file_bytes)
     counter = counter or TokenCounter(factor_for(settings.model, settings.token_factor))
@@ -115,7 +117,8 @@ def compute_budget(
     for i, d in enumerate(index.dirs):
         # An external import that is not approved does not load, so a directory's cost can differ from its
         # parent's even when nothing in it changes what loads: reuse costs only when external imports load.
-        parent_cost = by_dir.get(d.parent) if reuse and d != root and settings.external_imports_approved else None
+        parent_cost = by_dir.get(d.parent) if reuse and d != root and settings.external_imports_approved \
+            and profile == "claude-code" else None  # (what is inert for Claude Code is not for the others)
         if parent_cost is not None and is_inert_dir(d, fs):
             # Nothing here changes what loads (no instruction files, no .claude/, no .git): the session
             # costs exactly what the parent's does (an approved external import only gains a note).
@@ -124,7 +127,7 @@ def compute_budget(
             by_dir[d] = cost
             dirs.append(cost)
             continue
-        s = load_session(d, (), settings, root=root, fs=fs, counter=counter)
+        s = load_session(d, (), settings, root=root, fs=fs, counter=counter, profile=profile)
         if d == root:
             root_session = s
         fixed = sum(b.tokens for b in s.blocks if b.kind in (M.SYSTEM_PROMPT, M.TOOL_SCHEMAS))
@@ -138,7 +141,7 @@ def compute_budget(
         if progress is not None and (i % 25 == 0 or i == total - 1):
             progress("sessions", i + 1, total)
     if root_session is None:  # root unreadable: still answer for an empty session there
-        root_session = load_session(root, (), settings, root=root, fs=fs, counter=counter)
+        root_session = load_session(root, (), settings, root=root, fs=fs, counter=counter, profile=profile)
         dirs.append(DirCost(root, root_session.startup_tokens, 0, 0, None, 0))
     dirs.sort(key=lambda c: (-c.startup_tokens, c.dir.as_posix()))
     others: list[DirCost] = []
@@ -155,7 +158,7 @@ def compute_budget(
         for b in blocks:
             as_sent.setdefault(b.source, b.tokens)
     files: list[FileCost] = []
-    for src in index.sources:
+    for src in index.sources if profile == "claude-code" else ():
         if src.kind == AGENTS_MD and settings.agents_md_mode == "claude-md":
             continue
         got = fs.read(src.path, settings.max_file_bytes)
@@ -166,9 +169,14 @@ def compute_budget(
         if tokens is None:
             tokens = counter.count(prepare(text).content)
         files.append(FileCost(src.path, src.kind, tokens, text.count("\n") + 1))
+    if profile != "claude-code":
+        for path, tokens in as_sent.items():
+            got = fs.read(path, settings.max_file_bytes)
+            kind = next(b.kind for blocks in startup_blocks for b in blocks if b.source == path)
+            files.append(FileCost(path, kind, tokens, (got.text or "").count("\n") + 1 if got.ok else 0))
     files.sort(key=lambda f: (-f.tokens, f.path.as_posix()))
 
-    fixed = settings.system_prompt_tokens + settings.tool_schema_tokens
+    fixed = settings.system_prompt_tokens + settings.tool_schema_tokens if profile == "claude-code" else 0
     rep = BudgetReport(root, settings, counter.method, fixed, dirs, files, index, root_session, other_dirs=others)
     for b in root_session.blocks:
         if b.kind == M.SKILL_LISTING:

@@ -122,7 +122,7 @@ def settings_for(root: Path, base: Settings | None = None) -> tuple[Settings, li
     flat = {k: v for k, v in raw.items() if not isinstance(v, dict) or k == "skill_invocations"}
     # Relative paths in a config file are relative to the file's directory.
     if source is not None:
-        for key in ("home", "config_dir", "managed_dir", "auto_memory_dir", "ceiling"):
+        for key in ("home", "config_dir", "managed_dir", "auto_memory_dir", "ceiling", "codex_home"):
             v = flat.get(key)
             if isinstance(v, str) and not v.startswith(("/", "~")):
                 flat[key] = str((source.parent / v).resolve())

@@ -920,3 +920,8 @@ def _claude_code(start: Path, touched: list[Path], settings: Settings, root: Pat
 
 
 PROFILES: dict[str, Callable[..., Session]] = {"claude-code": _claude_code}
+
+# The other agents (spec C), each in its own module under core/profiles/.
+from .profiles import PROFILES as _OTHER_PROFILES  # noqa: E402  (they use the helpers above)
+
+PROFILES.update(_OTHER_PROFILES)

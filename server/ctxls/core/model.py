@@ -22,6 +22,15 @@ NESTED_CLAUDE_MD = "nested_claude_md"
 NESTED_AGENTS_MD = "nested_agents_md"
 NESTED_RULE = "nested_rule"  # unconditional rule of a directory below the start dir
 PATH_RULE = "path_rule"  # rule whose `paths:` matched a touched file
+# Other agents' files (spec C; profiles in core/profiles/)
+GLOBAL_INSTRUCTIONS = "global_instructions"  # ~/.codex/AGENTS.md, ~/.gemini/GEMINI.md, ~/.copilot/copilot-instructions.md
+CURSOR_RULE = "cursor_rule"  # .cursor/rules/**/*.mdc that applies (Always, or Auto Attached on a touch)
+RULE_LISTING = "rule_listing"  # Cursor's Agent Requested rules: name and description, the body on request
+CURSORRULES = "cursorrules"  # legacy .cursorrules
+COPILOT_INSTRUCTIONS = "copilot_instructions"  # .github/copilot-instructions.md
+PATH_INSTRUCTIONS = "path_instructions"  # .github/instructions/**/*.instructions.md whose applyTo matched
+GEMINI_MD = "gemini_md"
+NESTED_GEMINI_MD = "nested_gemini_md"  # JIT: a GEMINI.md a tool's touch discovered
 
 STARTUP = "startup"
 
@@ -31,8 +40,14 @@ KIND_LABELS = {
     CONTEXT_FOOTER: "claudeMd footer", CLAUDE_MD: "CLAUDE.md", AGENTS_MD: "AGENTS.md", RULE: "rule",
     IMPORT: "@import", AUTO_MEMORY: "auto memory", SKILL_LISTING: "skills listing", READ: "file read",
     NESTED_CLAUDE_MD: "nested CLAUDE.md", NESTED_AGENTS_MD: "nested AGENTS.md", NESTED_RULE: "nested rule",
-    PATH_RULE: "path rule",
+    PATH_RULE: "path rule", GLOBAL_INSTRUCTIONS: "global instructions", CURSOR_RULE: "Cursor rule",
+    RULE_LISTING: "rule listing", CURSORRULES: ".cursorrules", COPILOT_INSTRUCTIONS: "copilot-instructions.md",
+    PATH_INSTRUCTIONS: "path instructions", GEMINI_MD: "GEMINI.md", NESTED_GEMINI_MD: "nested GEMINI.md",
 }
+
+# Agent profiles (core/loader.py PROFILES) as named to people.
+AGENT_NAMES = {"claude-code": "Claude Code", "codex": "Codex", "cursor": "Cursor", "copilot": "Copilot",
+               "gemini": "Gemini CLI"}
 
 
 @dataclass
@@ -62,6 +77,9 @@ class Skipped:
     reason: str
     trigger: str = STARTUP
     kind: str = CLAUDE_MD
+    when: str | None = None
+    """For a file the agent knows but did not load yet: `touch` (loads when a matching file is touched),
+    `request` (the model may fetch it), `manual` (only when the user names it); None = not loaded at all."""
 
 
 @dataclass
@@ -108,6 +126,7 @@ class Session:
     window: int
     token_method: str
     touched: list[Path] = field(default_factory=list)
+    agent: str = "claude-code"
 
     @property
     def total_tokens(self) -> int:

@@ -33,7 +33,7 @@ def session_to_json(session: Session, include_text: bool = False) -> dict[str, A
         blocks.append(d)
     out: dict[str, Any] = {
         "schema": CONTEXT_SCHEMA,
-        "agent": "claude-code",
+        "agent": session.agent,
         "start_dir": disp(session.start_dir) or ".",
         "touched": [disp(t) for t in session.touched],
         "window": session.window,
@@ -43,7 +43,8 @@ def session_to_json(session: Session, include_text: bool = False) -> dict[str, A
         "token_method": session.token_method,
         "blocks": blocks,
         "skipped": [
-            {"source": disp(s.source), "kind": s.kind, "trigger": s.trigger, "reason": s.reason}
+            {"source": disp(s.source), "kind": s.kind, "trigger": s.trigger, "reason": s.reason,
+             **({"when": s.when} if s.when else {})}
             for s in session.skipped
         ],
     }
@@ -88,6 +89,7 @@ def budget_to_json(rep, top: int = 5) -> dict[str, Any]:
 
     return {
         "schema": BUDGET_SCHEMA,
+        "agent": rep.root_session.agent,
         "root": str(rep.root),
         "window": s.window,
         "token_method": rep.token_method,

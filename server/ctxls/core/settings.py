@@ -15,6 +15,7 @@ from typing import Any, Mapping
 # AGENTS.md handling in Claude Code (spec A8, F3): plugin option `instructionFiles`, newest default first.
 AGENTS_MD_MODES = ("claude-md-or-agents-md", "claude-md", "claude-md-and-agents-md", "managed-only")
 AUTO_MEMORY_POSITIONS = ("first", "last")  # spec A1 row 4 / F6
+COPILOT_AGENTS = ("coding-agent", "code-review")  # which Copilot surface the copilot profile simulates (spec C4)
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,37 @@ class Settings:
 
     today: str = field(default_factory=lambda: _dt.date.today().isoformat())
 
+    # -- other agents (spec C; core/profiles/) ------------------------------------------------------
+    codex_home: Path | None = None
+    """`$CODEX_HOME` (default `~/.codex`): its AGENTS.override.md, else AGENTS.md, is Codex's global file."""
+    codex_project_doc_max_bytes: int = 32_768
+    """`project_doc_max_bytes`: the byte budget all of Codex's project docs share (0 disables them)."""
+    codex_project_root_markers: tuple[str, ...] = (".git",)
+    """`project_root_markers`: the upward walk from cwd stops at the first directory holding one of these."""
+    codex_fallback_filenames: tuple[str, ...] = ()
+    """`project_doc_fallback_filenames`, tried after AGENTS.override.md and AGENTS.md in each directory."""
+    cursor_md_rules: bool = False
+    """Also read plain `.md` files under `.cursor/rules/` (some third-party references say Cursor does; the
+    official guidance names `.mdc`)."""
+    cursor_legacy_rules: bool = True
+    """Read the legacy `.cursorrules` at the workspace root (deprecated, still read)."""
+    copilot_agent: str = "coding-agent"
+    """The Copilot surface simulated: `coding-agent` (and the CLI) or `code-review` (`excludeAgent` is matched
+    against it; code review reads only the .github instruction files, each cut at copilot_review_max_chars)."""
+    copilot_review_max_chars: int = 4_000
+    """Copilot code review reads only the first 4,000 characters of an instructions file (GitHub blog, 2025-11)."""
+    copilot_root_files: tuple[str, ...] = ("CLAUDE.md", "GEMINI.md")
+    """Other agents' files Copilot accepts at the repository root, besides AGENTS.md."""
+    gemini_context_file_names: tuple[str, ...] = ("GEMINI.md",)
+    """`context.fileName` (string or list): the names Gemini CLI loads as context files."""
+    gemini_jit_context: bool = True
+    """`experimental.jitContext` (default since 2026-03-16): subdirectory context files load when a tool touches a
+    path there; False = the legacy eager scan of every directory below cwd at startup."""
+    gemini_discovery_max_dirs: int = 200
+    """`context.discoveryMaxDirs`: directories the legacy eager scan visits at most."""
+    gemini_import_max_depth: int = 5
+    """`@file` import depth in GEMINI.md (memport's maxDepth): imports five hops deep load, a sixth does not."""
+
     # -----------------------------------------------------------------------------------------
     @property
     def claude_dir(self) -> Path:
@@ -121,7 +153,9 @@ class Settings:
         return dataclasses.replace(base, **changes), errors
 
 
-_PATH_KEYS = {"home", "config_dir", "managed_dir", "auto_memory_dir", "ceiling"}
+_PATH_KEYS = {"home", "config_dir", "managed_dir", "auto_memory_dir", "ceiling", "codex_home"}
+_NAME_LIST_KEYS = {"codex_project_root_markers", "codex_fallback_filenames", "copilot_root_files",
+                   "gemini_context_file_names"}
 
 
 def _coerce(key: str, value: Any, current: Any) -> Any:
@@ -138,6 +172,16 @@ def _coerce(key: str, value: Any, current: Any) -> Any:
     if key == "auto_memory_position":
         if value not in AUTO_MEMORY_POSITIONS:
             raise ValueError(f"expected one of {', '.join(AUTO_MEMORY_POSITIONS)}")
+        return value
+    if key in _NAME_LIST_KEYS:
+        if isinstance(value, str) and key == "gemini_context_file_names":  # context.fileName: a string or a list
+            value = [value]
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v for v in value):
+            raise TypeError("expected a list of file names")
+        return tuple(value)
+    if key == "copilot_agent":
+        if value not in COPILOT_AGENTS:
+            raise ValueError(f"expected one of {', '.join(COPILOT_AGENTS)}")
         return value
     if key == "claude_md_excludes":
         if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):

@@ -70,6 +70,9 @@ class CheckConfig:
     """Directories whose instruction files ship into other projects (a directory named so, or ending in
     `_templates` / `-templates`): their copies of the root's instructions are on purpose (CTX201/CTX202) and the
     paths they name are the generated project's (CTX401 says info)."""
+    agents: tuple[str, ...] = ()
+    """The agents the workspace targets (CTX8xx), in table order; empty = those whose files exist. (A tuple, as
+    for template_dirs: the result cache keys on the repr of the options.)"""
 
     def in_template_dir(self, rel: str) -> bool:
         """Whether root-relative posix path ``rel`` (a file) lies under one of `template_dirs`."""
@@ -111,6 +114,13 @@ class CheckConfig:
                     errors.append(f"[check] severity must map codes to one of {', '.join(SEVERITIES)}")
                     continue
                 changes[key] = {k.upper(): v for k, v in value.items()}
+            elif key == "agents":
+                from .profiles import AGENTS
+
+                if not isinstance(value, list) or not all(isinstance(v, str) and v in AGENTS for v in value):
+                    errors.append(f"[check] agents must be a list of {', '.join(AGENTS)}")
+                    continue
+                changes[key] = tuple(a for a in AGENTS if a in value)
             elif key == "fail_level":
                 if value not in SEVERITIES:
                     errors.append(f"[check] fail_level must be one of {', '.join(SEVERITIES)}")

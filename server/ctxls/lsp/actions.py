@@ -52,6 +52,11 @@ def register(server: CtxlsServer) -> None:
             actions.append(T.CodeAction(title="ctxls: Show budget report", kind=T.CodeActionKind.Source,
                                         command=T.Command(title="ctxls: Show budget report", command=BUDGET_REPORT,
                                                           arguments=[])))
+            from .agents import COMPARE_REPORT
+
+            actions.append(T.CodeAction(title="ctxls: Compare what each agent loads here", kind=T.CodeActionKind.Source,
+                                        command=T.Command(title="ctxls: Compare what each agent loads here",
+                                                          command=COMPARE_REPORT, arguments=[uri])))
         return actions
 
     @server.command(CONTEXT_REPORT)

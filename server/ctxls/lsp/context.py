@@ -2,7 +2,8 @@
 that show it themselves (the VS Code status bar and context view); and `ctxls/contextChanged`, the
 notification sent after every check, when that context may have changed.
 
-Request params: ``{"uri": str}`` (a file: its directory, plus what reading that file appends; a directory:
+Request params: ``{"uri": str, "agent"?: str}`` (``agent``: a profile of core/profiles, default claude-code; an
+unknown one answers ``null``) (a file: its directory, plus what reading that file appends; a directory:
 that directory alone). Result: ``{"root": str, "session_budget_tokens": int, "instruction_tokens": int,
 "context": {...}}`` where ``context`` is exactly what ``ctxls context DIR [--touch FILE] --format json``
 prints (schema ``ctxls.context/1``; the same `session_to_json`), ``instruction_tokens`` the startup tokens
@@ -17,6 +18,7 @@ from typing import Any
 
 from ..core import model as M
 from ..core.loader import is_within
+from ..core.profiles import AGENTS
 from ..core.report import session_to_json
 from .server import CtxlsServer
 
@@ -29,10 +31,11 @@ def register(server: CtxlsServer) -> None:
     async def context(ls: CtxlsServer, params) -> dict[str, Any] | None:
         await ls.wait_ready()
         uri = _field(params, "uri")
+        agent = _field(params, "agent") or "claude-code"  # (an agent picker's choice: lsp/agents.py)
         path = ls.path_of(uri) if isinstance(uri, str) else None
-        if path is None or ls.engine is None or not is_within(path, ls.root):
+        if path is None or ls.engine is None or not is_within(path, ls.root) or agent not in AGENTS:
             return None
-        return await ls.in_thread(context_json, ls, path)
+        return await ls.in_thread(context_json, ls, path, agent)
 
 
 def _field(params, name: str):
@@ -41,11 +44,13 @@ def _field(params, name: str):
     return getattr(params, name, None)  # pygls hands custom requests' params over as a namedtuple-like object
 
 
-def context_json(ls: CtxlsServer, path: Path) -> dict[str, Any]:
+def context_json(ls: CtxlsServer, path: Path, agent: str = "claude-code") -> dict[str, Any]:
+    from .agents import agent_session
+
     engine = ls.engine
     is_file = path.is_file()
     start = path.parent if is_file or not path.exists() else path
-    session = engine.session(start, [path] if is_file else ())
+    session = agent_session(ls, start, agent, [path] if is_file else ())
     fixed = sum(b.tokens for b in session.blocks if b.kind in (M.SYSTEM_PROMPT, M.TOOL_SCHEMAS))
     return {"root": str(ls.root), "session_budget_tokens": engine.config.session_budget_tokens,
             "instruction_tokens": session.startup_tokens - fixed, "context": session_to_json(session)}

@@ -47,7 +47,11 @@ def hover_markdown(ls: CtxlsServer, path: Path, line: int, col: int) -> str | No
         start = path.parent
     if not is_within(start, ls.root):
         return None
-    return session_markdown(ls, start, path)
+    from .agents import agents_line  # the other agents (lsp/agents.py)
+
+    line = agents_line(ls, start)
+    text = session_markdown(ls, start, path)
+    return text if line is None else f"{line}\n\n{text}"
 
 
 def _pct(n: int, w: int) -> str:

@@ -176,10 +176,10 @@ class CtxlsServer(LanguageServer):
 
 
 def create_server() -> CtxlsServer:
-    from . import actions, agent, context, diagnostics, hover, lenses, lifecycle, watcher
+    from . import actions, agent, agents, context, diagnostics, hover, lenses, lifecycle, watcher
 
     server = CtxlsServer()
-    for module in (lifecycle, diagnostics, hover, lenses, actions, agent, context, watcher):
+    for module in (lifecycle, diagnostics, hover, lenses, actions, agent, agents, context, watcher):
         module.register(server)
     return server
 

@@ -31,7 +31,9 @@ REGISTRY: dict[str, RuleInfo] = {}
 # Rules whose findings on a file depend on the contents of other files. Every other rule's findings on a file
 # depend only on that file's content and on which files exist, so after a content-only edit the engine
 # re-runs them for the edited files alone (see Engine.check).
-WORKSPACE_SCOPED = frozenset({"CTX102", "CTX106", "CTX201", "CTX202", "CTX302", "CTX303", "CTX602"})
+WORKSPACE_SCOPED = frozenset({"CTX102", "CTX106", "CTX201", "CTX202", "CTX302", "CTX303", "CTX602",
+                              # the agents family reads its own scan of every agent's files
+                              "CTX801", "CTX802", "CTX803", "CTX804", "CTX805", "CTX806"})
 
 
 def rule(code: str, name: str, family: str, severity: str, *, summary: str, why: str, example: str, fix: str):
@@ -46,6 +48,6 @@ def rule(code: str, name: str, family: str, severity: str, *, summary: str, why:
 
 def load_all() -> dict[str, RuleInfo]:
     """Import every family module so its rules register, and return the registry in code order."""
-    from . import budget, duplication, imports, placement, references, security, skills, unreadable  # noqa: F401
+    from . import agents, budget, duplication, imports, placement, references, security, skills, unreadable  # noqa: F401
 
     return dict(sorted(REGISTRY.items()))

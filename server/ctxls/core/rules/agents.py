@@ -1,0 +1,428 @@
+"""Rules: instructions across agents (CTX801-CTX806), from the profiles of spec section C.
+
+The workspace targets the agents whose files exist in it (CLAUDE.md or `.claude/` for Claude Code,
+AGENTS.md for Codex, `.cursor/rules/` or `.cursorrules` for Cursor, `.github/copilot-instructions.md` or
+`.github/instructions/` for Copilot, GEMINI.md for Gemini CLI), or those `[check] agents` names.
+"""
+
+from __future__ import annotations
+
+import weakref
+from pathlib import Path
+
+from .. import model as M
+from ..workspace import Workspace
+from ..compare import FOREIGN, NEVER, ON_TOUCH, STARTUP, Comparison, compare
+from ..findings import Edit, Finding, Fix, Related, Span
+from ..markdown import split_lines
+from ..profiles import AGENTS
+from ..profiles import codex as C
+from ..profiles.common import (AGENT_EXTS, LooseFrontmatter, agent_file, glob_matches, instruction_names,
+                              loose_frontmatter, targeted_agents)
+from ..profiles.copilot import apply_to
+from ..profiles.cursor import MANUAL, classify
+from . import rule
+from .duplication import file_units, similarity
+
+_NAMES = M.AGENT_NAMES
+_CACHE: "weakref.WeakKeyDictionary[Workspace, dict]" = weakref.WeakKeyDictionary()
+
+
+def _memo(ws: Workspace) -> dict:
+    got = _CACHE.get(ws)
+    if got is None:
+        got = _CACHE[ws] = {}
+    return got
+
+
+def agent_files(ws: Workspace) -> list[Path]:
+    """Every agent's instruction files in the workspace (one scan per workspace)."""
+    memo = _memo(ws)
+    if "files" not in memo:
+        # From the workspace walk other rules share (`rel_files`), not a scan of our own.
+        names = instruction_names(ws.settings)
+        found = []
+        for rel in ws.rel_files:
+            name = rel.rsplit("/", 1)[-1]
+            if (name in names or name.endswith(AGENT_EXTS)) and agent_file(tuple(rel.split("/")), names):
+                found.append(ws.root / rel)
+        memo["files"] = sorted(found)
+    return memo["files"]
+
+
+def _parts(ws: Workspace, p: Path) -> tuple[str, ...]:
+    try:
+        return p.relative_to(ws.root).parts
+    except ValueError:
+        return p.parts
+
+
+def targets(ws: Workspace) -> tuple[str, ...]:
+    """The agents the workspace targets: `[check] agents`, else those whose files exist."""
+    return targeted_agents(ws.root, agent_files(ws), ws.settings, ws.config.agents)
+
+
+def root_comparison(ws: Workspace) -> Comparison | None:
+    """Every targeted agent's session at the workspace root, side by side (None with fewer than two)."""
+    memo = _memo(ws)
+    if "cmp" not in memo:
+        agents = targets(ws)
+        memo["cmp"] = None if len(agents) < 2 else compare(
+            ws.root, (), ws.settings, agents=agents, root=ws.root, fs=ws.fs, counter=ws.counter,
+            files=agent_files(ws))
+    return memo["cmp"]
+
+
+def _readers(ws: Workspace, cmp: Comparison) -> dict[str, set]:
+    """Real path -> the agents that load it at startup or on a touch, through any of its paths (AGENTS.md and
+    .claude/CLAUDE.md may be links to one file: its readers are the readers of either)."""
+    readers: dict[str, set] = {}
+    for r in cmp.rows:
+        readers.setdefault(ws.fs.realpath(r.source), set()).update(
+            a for a, c in r.cells.items() if c.status in (STARTUP, ON_TOUCH))
+    return readers
+
+
+def _first_line(ws: Workspace, path: Path) -> Span:
+    fi = ws.file(path)
+    lines = fi.lines if fi.text is not None else [""]
+    i = next((k for k, ln in enumerate(lines) if ln.strip() and ln.strip() != "---"), 0)
+    return Span.line(i, lines[i] if i < len(lines) else "")
+
+
+def _same_content(ws: Workspace, cmp: Comparison, path: Path, agent: str) -> bool:
+    """Whether ``agent``'s session holds ``path``'s content through another file (a symlink, a copy)."""
+    real = ws.fs.realpath(path)
+    src = ws.fs.read(path)
+    text = (src.text or "").strip() if src.ok else None
+    for b in cmp.sessions[agent].blocks:
+        if b.source is None or b.source == path:
+            continue
+        if ws.fs.realpath(b.source) == real:
+            return True
+        if text:
+            other = ws.fs.read(b.source)
+            if other.ok and (other.text or "").strip() == text:
+                return True
+    return False
+
+
+@rule("CTX801", "agent-misses-file", "agents", "info",
+      summary="An instruction file that some of the agents the workspace targets load and others, which read "
+              "files of its kind, never do.",
+      why="Teams that use several agents write CLAUDE.md, AGENTS.md, `.cursor/rules`, "
+          "`.github/copilot-instructions.md` and GEMINI.md side by side and cannot tell which instruction reaches "
+          "which agent: an instruction that only Claude Code reads does not exist for Codex. The targeted agents "
+          "are those whose files exist in the workspace, or `[check] agents`.",
+      example="A root CLAUDE.md with the test command, and an AGENTS.md without it: Codex, Cursor and Gemini "
+              "never see the command (`ctxls compare` shows the whole table).",
+      fix="Put shared instructions in the file every targeted agent reads (AGENTS.md is read by Codex, Cursor "
+          "and Copilot; Claude Code can `@AGENTS.md` it and Gemini CLI can list it in `context.fileName`), or "
+          "name the agents you really target in `[check] agents`.")
+def agent_misses_file(ws: Workspace):
+    cmp = root_comparison(ws)
+    if cmp is None:
+        return
+    readers = _readers(ws, cmp)
+    for r in cmp.rows:
+        if _parts(ws, r.source) == r.source.parts:  # outside the workspace (the user's home)
+            continue
+        loaders = [a for a, c in r.cells.items() if c.status in (STARTUP, ON_TOUCH)]
+        reach = readers[ws.fs.realpath(r.source)]  # (docs/CLAUDE.md may be a link to docs/AGENTS.md)
+        # (an agent for which this is no file of its kind at all, a `.cursor/rules` rule for Codex, is not
+        # missing it: only agents that read such files, and not this one here, are named)
+        # (nor is Codex, for a file below the root: a Codex session started there loads it)
+        missing = [a for a, c in r.cells.items() if c.status == NEVER and not (c.reason or "").startswith(FOREIGN)
+                   and c.reason != C.BELOW_CWD and a not in reach and not _same_content(ws, cmp, r.source, a)]
+        if not loaders or not missing:
+            continue
+        how = ", ".join(f"{_NAMES[a]} ({r.cells[a].status})" for a in loaders)
+        why = "; ".join(f"{_NAMES[a]}: {r.cells[a].reason}" for a in missing)
+        yield Finding("CTX801", "info", r.source, _first_line(ws, r.source),
+                      f"Loads in {how} but never in {', '.join(_NAMES[a] for a in missing)} ({why})",
+                      data={"loaded_by": loaders, "missed_by": missing})
+
+
+@rule("CTX802", "codex-truncated", "agents", "warning",
+      summary="Codex's shared 32 KiB project-doc budget ends inside this AGENTS.md: the rest, and every file "
+              "after it, never reaches Codex.",
+      why="Codex reads one AGENTS.md per directory from the project root down to where it starts and stops at "
+          "`project_doc_max_bytes` (32,768 bytes) for all of them together, root first: the file that crosses the "
+          "budget is cut mid-line and the deeper files are dropped without a word to the model.",
+      example="A 30 KB root AGENTS.md and a 5 KB services/api/AGENTS.md: a Codex session in services/api/ gets "
+              "the first 2.7 KB of the service file and nothing of services/api/payments/AGENTS.md.",
+      fix="Shorten the files above (the root's costs every session), move detail into files Codex reads on "
+          "demand, or raise `project_doc_max_bytes` in Codex's config (and ctxls's `codex_project_doc_max_bytes`).")
+def codex_truncated(ws: Workspace):
+    if "codex" not in targets(ws):
+        return
+    s = ws.settings
+    names = set(C.candidates(s))
+    starts = sorted({p.parent for p in agent_files(ws) if p.name in names})
+    cuts: dict[tuple[Path, int], dict] = {}
+    drops: dict[Path, dict] = {}
+    for d in starts:
+        sess = C.load(d, [], s, ws.root, ws.fs, ws.counter)
+        dropped = [k.source for k in sess.skipped if k.reason.startswith("dropped:")]
+        cut = next((b for b in sess.blocks if b.cut and b.source is not None), None)
+        if cut is not None:
+            got = cuts.setdefault((cut.source, cut.lines[1]), {"dirs": [], "dropped": {}, "block": cut})
+            got["dirs"].append(d)
+            got["dropped"].update(dict.fromkeys(dropped))
+        else:
+            for p in dropped:
+                drops.setdefault(p, {"dirs": [], "before": [b.source for b in sess.blocks
+                                                            if b.kind == M.AGENTS_MD]})["dirs"].append(d)
+    budget = s.codex_project_doc_max_bytes
+    for (path, line), got in sorted(cuts.items(), key=lambda kv: str(kv[0][0])):
+        fi = ws.file(path)
+        lines = fi.lines if fi.text is not None else [""]
+        i = min(line - 1, len(lines) - 1)
+        kept = got["block"].text
+        col = len(split_lines(kept)[-1]) if not kept.endswith("\n") else len(lines[i])
+        where = _dirs(ws, got["dirs"])
+        dropped = list(got["dropped"])
+        tail = (f"; dropped: {', '.join(ws_rel(ws, p) for p in dropped)}" if dropped else "")
+        yield Finding("CTX802", "warning", path, Span(i, min(col, len(lines[i])), i, len(lines[i])),
+                      f"Codex's {budget:,}-byte project-doc budget ends here in sessions started in {where}: "
+                      f"the rest of this file is not loaded{tail}",
+                      related=[Related(p, _first_line(ws, p), "dropped by Codex: the budget is used up")
+                               for p in dropped],
+                      data={"dirs": [ws_rel(ws, d) for d in got["dirs"]], "dropped": [str(p) for p in dropped]})
+    for path, got in sorted(drops.items(), key=lambda kv: str(kv[0])):
+        if any(path in g["dropped"] for g in cuts.values()):
+            continue
+        yield Finding("CTX802", "warning", path, _first_line(ws, path),
+                      f"Codex drops this file in sessions started in {_dirs(ws, got['dirs'])}: the files before it "
+                      f"use up the {budget:,}-byte project-doc budget",
+                      related=[Related(p, _first_line(ws, p), "loaded before it") for p in got["before"]])
+
+
+def ws_rel(ws: Workspace, p: Path) -> str:
+    return M.display_path(p, ws.root) or "."
+
+
+def _dirs(ws: Workspace, dirs: list[Path]) -> str:
+    shown = [ws_rel(ws, d) + ("/" if d != ws.root else "") for d in dirs[:3]]
+    more = f" and {len(dirs) - 3} more" if len(dirs) > 3 else ""
+    return ", ".join(shown) + more
+
+
+def _quote(text: str, limit: int = 70) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    return text[:cut if cut > 20 else limit].rstrip(" ,;:") + "…"
+
+
+def _cursor_rules(ws: Workspace) -> list[Path]:
+    out = []
+    for p in agent_files(ws):
+        parts = _parts(ws, p)
+        if ".cursor" in parts and p.name.endswith(".mdc"):
+            out.append(p)
+    return out
+
+
+def _value_span(lines: list[str], line: int) -> Span:
+    """The value of the `key: value` frontmatter line ``line`` (1-based)."""
+    text = lines[line - 1]
+    col = text.index(":") + 1
+    while col < len(text) and text[col] == " ":
+        col += 1
+    return Span(line - 1, col, line - 1, len(text.rstrip("\r")))
+
+
+@rule("CTX803", "cursor-frontmatter", "agents", "warning",
+      summary="Cursor rule frontmatter that Cursor reads differently from what the author meant.",
+      why="Cursor reads `.mdc` frontmatter as `key: value` text, not YAML: `alwaysApply: \"true\"` is a string, "
+          "not the boolean, so the rule is not always applied; `globs` is one comma-separated string, so a YAML "
+          "list is not a list of globs; a rule with neither `alwaysApply: true`, `globs` nor `description` is "
+          "Manual and applies only when someone types `@name`.",
+      example="```markdown\n---\nalwaysApply: \"true\"\nglobs:\n  - src/**/*.ts\n---\n```",
+      fix="Write `alwaysApply: true` without quotes and `globs: src/**/*.ts, tests/**/*.ts` on one line (both are "
+          "safe fixes); give a rule meant to apply by itself globs or a description.")
+def cursor_frontmatter(ws: Workspace):
+    for p in _cursor_rules(ws):
+        fi = ws.file(p)
+        if fi.text is None:
+            continue
+        fm = loose_frontmatter(fi.text)
+        lines = split_lines(fi.text)
+        kind, globs, _ = classify(fm)
+        aa = fm.fields.get("alwaysApply")
+        if aa is not None and aa.quoted and aa.text.strip().lower() in ("true", "false"):
+            span = _value_span(lines, aa.line)
+            meant = aa.text.strip().lower()
+            yield Finding("CTX803", "warning", p, span,
+                          f"alwaysApply is the string {aa.raw}, not a boolean: Cursor treats this rule as {kind}"
+                          + (" (not always applied)" if meant == "true" else ""),
+                          fixes=[Fix(f"Write alwaysApply: {meant}", (Edit(p, span, meant),))])
+        g = fm.fields.get("globs")
+        if g is not None and (g.flow_list or (not g.raw and g.items)):
+            items = list(g.items) if not g.raw else [x.strip().strip("'\"") for x in g.raw[1:-1].split(",")]
+            items = [x for x in items if x]
+            line = g.line - 1
+            end = line + len(g.items) if not g.raw else line
+            span = Span(line, 0, end, len(lines[end]))
+            read = "an empty value (no globs)" if not g.raw else f"the text {g.raw}"
+            fixes = [Fix("Write globs as one comma-separated string",
+                         (Edit(p, span, f"globs: {', '.join(items)}"),))] if items else []
+            yield Finding("CTX803", "warning", p, Span(line, 0, line, len(lines[line])),
+                          f"globs is a YAML list, but Cursor reads one comma-separated string: it sees {read}, "
+                          f"so the rule is {kind}", fixes=fixes)
+        elif kind == MANUAL and (aa is None or not aa.quoted):
+            yield Finding("CTX803", "warning", p, _first_line(ws, p) if fm.end_line == 0 else Span.line(0, lines[0]),
+                          "No alwaysApply: true, globs or description: Cursor treats this rule as Manual, so it "
+                          "never applies unless someone types @" + _rule_name(p))
+
+
+def _rule_name(p: Path) -> str:
+    parts = p.parts
+    i = len(parts) - 1 - parts[::-1].index("rules")
+    return "/".join(parts[i + 1:]).rsplit(".", 1)[0]
+
+
+def _copilot_files(ws: Workspace) -> list[Path]:
+    base = ws.root / ".github" / "instructions"
+    return [p for p in agent_files(ws) if p.name.endswith(".instructions.md") and str(p).startswith(str(base) + "/")]
+
+
+@rule("CTX804", "copilot-applyto-no-match", "agents", "warning",
+      summary="A Copilot `applyTo` glob that matches no file of the workspace.",
+      why="Copilot applies a path-specific `.instructions.md` only while it works on a file its `applyTo` matches, "
+          "relative to the repository root: `*` stays within one directory (`*.py` is the root's Python files "
+          "only), `**` crosses directories. A glob that matches nothing means the instructions never apply.",
+      example="```markdown\n---\napplyTo: \"*.py\"\n---\n```\nin a repository whose Python files all live under src/.",
+      fix="Fix the glob (`**/*.py` for every Python file, `src/**` for a directory), or delete the file.")
+def copilot_apply_to_no_match(ws: Workspace):
+    files = None
+    for p in _copilot_files(ws):
+        fi = ws.file(p)
+        if fi.text is None:
+            continue
+        fm = loose_frontmatter(fi.text)
+        v = fm.fields.get("applyTo")
+        if v is None:
+            continue
+        globs = apply_to(fm)
+        if files is None:
+            files = ws.rel_files
+        dead = [g for g in globs if not any(glob_matches((g,), f) for f in files)]
+        if not dead:
+            continue
+        lines = split_lines(fi.text)
+        hint = ""
+        if any("/" not in g.lstrip("/") and g.startswith("*") and not g.startswith("**") for g in dead):
+            hint = " (`*` does not cross directories: `**/" + next(g for g in dead if g.startswith("*")) + "` would)"
+        yield Finding("CTX804", "warning", p, _value_span(lines, v.line),
+                      f"applyTo {', '.join(dead)} matches no file of the workspace, so Copilot never applies "
+                      f"{'these instructions' if len(dead) == len(globs) else 'through it'}{hint}",
+                      data={"globs": dead})
+
+
+_COPILOT_KEYS = ("applyTo", "excludeAgent")
+
+
+def _claude_always(ws: Workspace, p: Path, fm: LooseFrontmatter) -> bool:
+    """Whether Claude Code loads ``p`` unconditionally (a CLAUDE.md of any kind, or a rule without `paths`)."""
+    parts = _parts(ws, p)
+    if p.name in ("CLAUDE.md", "CLAUDE.local.md"):
+        return True
+    if ".claude" in parts and p.name.endswith(".md"):
+        i = len(parts) - 1 - parts[::-1].index(".claude")
+        return parts[i + 1:i + 2] == ("rules",) and "paths" not in fm.fields
+    return False
+
+
+@rule("CTX805", "copilot-frontmatter-in-claude-file", "agents", "warning",
+      summary="Copilot-only frontmatter (`applyTo`, `excludeAgent`) in a file Claude Code loads in every session.",
+      why="Claude Code ignores `applyTo` and `excludeAgent`: a CLAUDE.md, or a `.claude/rules/` file without "
+          "`paths`, loads at startup whatever they say. An instruction the author scoped to Python files for "
+          "Copilot then costs tokens in every Claude Code session.",
+      example="```markdown\n<!-- .claude/rules/python.md -->\n---\napplyTo: \"**/*.py\"\n---\n- Use type hints.\n```",
+      fix="In `.claude/rules/`, scope the rule with `paths:` (Claude Code's key; the safe fix adds it with the same "
+          "globs); keep `applyTo` for the Copilot copy under `.github/instructions/`.")
+def copilot_frontmatter_in_claude_file(ws: Workspace):
+    for p in agent_files(ws):
+        if p.name.endswith(".instructions.md"):
+            continue
+        fi = ws.file(p)
+        if fi.text is None or not fi.text.startswith("---"):
+            continue
+        fm = loose_frontmatter(fi.text)
+        keys = [k for k in _COPILOT_KEYS if k in fm.fields]
+        if "applyTo" in keys and any(g in ("**", "**/*") for g in apply_to(fm)):
+            keys.remove("applyTo")  # meant for every file: loading in every session is what the author wants
+        if not keys or not _claude_always(ws, p, fm):
+            continue
+        lines = split_lines(fi.text)
+        v = fm.fields[keys[0]]
+        fixes = []
+        is_rule = p.name not in ("CLAUDE.md", "CLAUDE.local.md")
+        if is_rule and "applyTo" in fm.fields and apply_to(fm):
+            globs = apply_to(fm)
+            at = fm.fields["applyTo"].line
+            fixes.append(Fix("Add paths: with the same globs",
+                             (Edit(p, Span(at, 0, at, 0), "paths: " + ", ".join(f'"{g}"' for g in globs) + "\n"),)))
+        scope = f"Copilot applies it only to {', '.join(apply_to(fm))}" if "applyTo" in keys else \
+            f"excludeAgent: {fm.fields['excludeAgent'].text}"
+        yield Finding("CTX805", "warning", p, Span.line(v.line - 1, lines[v.line - 1]),
+                      f"{' and '.join(keys)} is Copilot frontmatter: Claude Code ignores it and loads this file in "
+                      f"every session ({scope})", fixes=fixes)
+
+
+@rule("CTX806", "agents-diverged-instruction", "agents", "warning",
+      summary="The same instruction in two agents' files, and the two versions differ.",
+      why="An instruction copied from CLAUDE.md into AGENTS.md (or `.cursor/rules`, GEMINI.md) gets updated in one "
+          "place only; each agent then follows its own version. Two units are the same instruction when the "
+          "Jaccard index of their content words is at least `duplicate_threshold` (CTX202's measure, default 0.8) "
+          "without being equal. Only files that different targeted agents load are compared.",
+      example="```markdown\n<!-- CLAUDE.md -->\n- Run `make test` before every commit.\n\n<!-- AGENTS.md -->\n"
+              "- Run `make check` before every commit.\n```",
+      fix="Decide which version is right and make the other the same, or keep the instruction in one file every "
+          "agent reads (Claude Code can `@AGENTS.md` it).")
+def agents_diverged_instruction(ws: Workspace):
+    cmp = root_comparison(ws)
+    if cmp is None:
+        return
+    threshold, min_words = ws.config.duplicate_threshold, max(1, ws.config.duplicate_min_words)
+    readers = _readers(ws, cmp)
+    files = []
+    done: set[str] = set()
+    for r in cmp.rows:
+        real = ws.fs.realpath(r.source)
+        loaders = frozenset(readers[real])
+        if not loaders or _parts(ws, r.source) == r.source.parts or real in done:
+            continue
+        done.add(real)
+        fi = ws.file(r.source)
+        if fi.text is None:
+            continue
+        units = file_units(fi.text, 0, fi.text.count("\n"), min_words)
+        if units:
+            files.append((r.source, loaders, fi, units))
+    seen_real = set()
+    for i, (p, la, fp, ua) in enumerate(files):
+        for q, lb, fq, ub in files[i + 1:]:
+            if la == lb or la <= lb or lb <= la or ws.fs.realpath(p) == ws.fs.realpath(q):
+                continue
+            for u in ub:
+                for v in ua:
+                    if u[3] == v[3] or similarity(u[4], v[4]) < threshold:
+                        continue
+                    key = (q, u[0])
+                    if key in seen_real:
+                        continue
+                    seen_real.add(key)
+                    quote = _quote(" ".join(" ".join(fp.lines[k].split()) for k in range(v[0], v[1] + 1)))
+                    here = [_NAMES[a] for a in sorted(lb - la, key=AGENTS.index)]
+                    there = [_NAMES[a] for a in sorted(la - lb, key=AGENTS.index)]
+                    yield Finding(
+                        "CTX806", "warning", q, Span(u[0], u[2], u[1], len(fq.lines[u[1]])),
+                        f"Diverged from \"{quote}\" in {ws_rel(ws, p)}: {', '.join(here)} "
+                        f"follow{'s' if len(here) == 1 else ''} this version, {', '.join(there)} the other; "
+                        f"keep them the same",
+                        related=[Related(p, Span(v[0], v[2], v[1], len(fp.lines[v[1]])), "the other version")],
+                        data={"similarity": round(similarity(u[4], v[4]), 3)})
+                    break
