@@ -10,7 +10,6 @@ exact startup message (`{cwd}` = the start directory, `{work}` = the tree).
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from ctxls.core import model as M
 from ctxls.core.loader import load_session
 from ctxls.core.report import session_to_json
 from ctxls.core.settings import Settings
-from ctxls.core.tokens import TokenCounter
+from session_cases import run_session_case
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "profiles"
 CASES = sorted(p.parent.name for p in FIXTURES.glob("*/case.json"))
@@ -28,19 +27,7 @@ PATH_SETTINGS = {"home", "config_dir", "managed_dir", "auto_memory_dir", "ceilin
 
 
 def run_case(name: str, tmp_path: Path):
-    case_dir = FIXTURES / name
-    case = json.loads((case_dir / "case.json").read_text())
-    work = tmp_path / "w"
-    shutil.copytree(case_dir / "tree", work, symlinks=True)
-    if case.get("git_root"):
-        (work / case["git_root"] / ".git").mkdir(parents=True)
-    base = Settings(home=work / "home", managed_dir=work / "managed", ceiling=work, today="2026-11-29")
-    raw = {k: (str(work / v) if k in PATH_SETTINGS else v) for k, v in case.get("settings", {}).items()}
-    settings, errors = Settings.from_mapping(raw, base)
-    assert errors == []
-    counter = TokenCounter()
-    session = load_session(work / case["start"], [work / t for t in case.get("touch", [])], settings,
-                           root=work, counter=counter, profile=case["agent"])
+    case, session, counter, work = run_session_case(FIXTURES / name, tmp_path, PATH_SETTINGS)
     return case, session, counter, work
 
 
