@@ -174,6 +174,13 @@ class FileSystem:
         if real != os.fspath(path):
             self._aliases.setdefault(real, set()).add(path)
 
+    def prime_listing(self, d: Path, names: dict[str, str]) -> None:
+        """Take ``names`` as ``d``'s listing (the form `listing` returns), from whoever just listed it (the
+        workspace scan, the watcher)."""
+        self._listings[d] = names
+        if ".claude" in d.parts:
+            self._alias(d)
+
     def listing(self, d: Path) -> dict[str, str]:
         """Names in directory ``d``: 'f' regular file, 'd' directory (symlinks followed), 'o' anything else."""
         got = self._listings.get(d)
@@ -207,9 +214,6 @@ class FileSystem:
         files, dirs = stats
         self.elsewhere.update(files)
         self.elsewhere_dirs.extend(dirs)
-
-    def prime_listing(self, d: Path, names: dict[str, str]) -> None:
-        self._listings[d] = names
 
     def realpath(self, path: Path | str) -> str:
         """``os.path.realpath(path)``, memoised for the snapshot (a structural change forgets it). A path that is

@@ -17,8 +17,7 @@ from ..findings import Edit, Finding, Fix, Related, Span
 from ..markdown import split_lines
 from ..profiles import AGENTS
 from ..profiles import codex as C
-from ..profiles.common import (AGENT_EXTS, LooseFrontmatter, agent_file, glob_matches, instruction_names,
-                              loose_frontmatter, targeted_agents)
+from ..profiles.common import LooseFrontmatter, agent_files_in, glob_matches, loose_frontmatter, targeted_agents
 from ..profiles.copilot import apply_to
 from ..profiles.cursor import MANUAL, classify
 from . import rule
@@ -38,15 +37,8 @@ def _memo(ws: Workspace) -> dict:
 def agent_files(ws: Workspace) -> list[Path]:
     """Every agent's instruction files in the workspace (one scan per workspace)."""
     memo = _memo(ws)
-    if "files" not in memo:
-        # From the workspace walk other rules share (`rel_files`), not a scan of our own.
-        names = instruction_names(ws.settings)
-        found = []
-        for rel in ws.rel_files:
-            name = rel.rsplit("/", 1)[-1]
-            if (name in names or name.endswith(AGENT_EXTS)) and agent_file(tuple(rel.split("/")), names):
-                found.append(ws.root / rel)
-        memo["files"] = sorted(found)
+    if "files" not in memo:  # from the workspace's one walk, not a scan of our own
+        memo["files"] = agent_files_in(ws.root, ws.rel_files, ws.settings)
     return memo["files"]
 
 

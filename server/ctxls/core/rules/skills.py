@@ -24,7 +24,7 @@ from ..workspace import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
 from ..globs import PathGlobs, parse_paths, split_outside_braces
 from ..markdown import _TOP_KEY_VALUE_RE, _YAML_LOADER, code_spans, first_paragraph, quote_problem_values, structure
-from ..skills import truthy
+from ..skills import command_files, skill_dirs, truthy
 from . import rule
 
 # --------------------------------------------------------------------------------------------- field tables
@@ -63,19 +63,13 @@ def _home_files(ws: Workspace) -> list[FileInfo]:
     key = ("ctxls.rules.home_files", ws.settings.claude_dir)
     got = ws.fs.memo.get(key)
     if got is None:
+        # Found as the session model finds them (rules read recursively through symlinks, skills behind linked
+        # directories, namespaced commands): one way to list each kind.
         cd = ws.settings.claude_dir
         paths: list[tuple[Path, str]] = [(cd / "CLAUDE.md", D.CLAUDE_MD)]
-        for dirpath, dirnames, filenames in _walk(cd / "rules", follow=True):
-            paths += [(Path(dirpath) / f, D.RULE) for f in sorted(filenames) if f.endswith(".md")]
-        try:
-            for name in sorted(os.listdir(cd / "skills")):
-                paths.append((cd / "skills" / name / "SKILL.md", D.SKILL))
-        except OSError:
-            pass
-        try:
-            paths += [(cd / "commands" / n, D.COMMAND) for n in sorted(os.listdir(cd / "commands")) if n.endswith(".md")]
-        except OSError:
-            pass
+        paths += [(p, D.RULE) for p in D.rule_files(cd / "rules")[0]] if os.path.isdir(cd / "rules") else []
+        paths += [(p, D.SKILL) for p in skill_dirs(cd, ws.fs)]
+        paths += [(p, D.COMMAND) for p in command_files(cd, ws.fs)]
         got = [p for p in paths if os.path.isfile(p[0])]
         ws.fs.memo[key] = got
     out = []
@@ -777,7 +771,7 @@ def skill_missing_bundled_file(ws: Workspace):
                     continue
                 reported.add((line_no, rel))
                 if listing is None:
-                    listing = _skill_files(skill_dir)
+                    listing = _skill_files(ws, skill_dir)
                 name = os.path.basename(rel)
                 cands = [p for p in listing if os.path.basename(p) == name]
                 span = Span(line_no, col, line_no, col + len(text))
@@ -835,7 +829,12 @@ def _may_hold_refs(text: str, in_code: bool) -> bool:
     return any(n in text for n in (_CODE_REF_NEEDLES if in_code else _REF_NEEDLES))
 
 
-def _skill_files(skill_dir: Path) -> list[str]:
+def _skill_files(ws: Workspace, skill_dir: Path) -> list[str]:
+    """The files of a skill's directory, relative to it: from the workspace's one walk when the skill's real
+    directory is in the workspace, else (a personal skill) walked here."""
+    got = ws.files_under(skill_dir)
+    if got is not None:
+        return got
     out = []
     for dirpath, _, filenames in _walk(skill_dir, limit=2_000):
         for f in filenames:
@@ -923,7 +922,6 @@ def _link_target(raw: str, written: str) -> str | None:
           "of the same rule matches is only info: a kind of file the project has none of yet.")
 def paths_glob(ws: Workspace):
     root_only = ws.settings.paths_md_root_only
-    under: dict[str, list[str]] = {}  # this run's files under each base directory
     for fi in sources(ws, D.RULE, D.SKILL):
         fm = _frontmatter(fi)
         if fm is None or not isinstance(fm.data, dict) or fm.data.get("paths") is None:
@@ -966,7 +964,7 @@ def paths_glob(ws: Workspace):
                 continue
             if _skipped_area(one.patterns):
                 continue
-            if _any_match(ws, base, one, root_only, under):
+            if _any_match(ws, base, one, root_only):
                 matched = True
             else:
                 misses.append((entry, line))
@@ -1025,20 +1023,9 @@ def _all_files(ws: Workspace) -> list[str]:
     return ws.rel_files
 
 
-def _any_match(ws: Workspace, base: Path, globs: PathGlobs, root_only: bool,
-               under: dict[str, list[str]] | None = None) -> bool:
-    """Whether a file of the workspace under ``base`` matches ``globs`` (``under``: the files under each base
-    directory, kept by the caller for one run)."""
-    files = _all_files(ws)
-    if base != ws.root:
-        prefix = ws.rel(base).rstrip("/") + "/"
-        got = under.get(prefix) if under is not None else None
-        if got is None:
-            n = len(prefix)
-            got = [f[n:] for f in files if f.startswith(prefix)]
-            if under is not None:
-                under[prefix] = got
-        files = got
+def _any_match(ws: Workspace, base: Path, globs: PathGlobs, root_only: bool) -> bool:
+    """Whether a file of the workspace under ``base`` matches ``globs``."""
+    files = ws.files_under(base) or []
     from ..globs import _spec  # the loader's own compiled matcher
 
     spec = _spec(globs.patterns, root_only)
