@@ -105,7 +105,7 @@ def test_files_the_skill_creates_are_not_missing(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------- shortcuts vs the plain way
 import random
 
-from ctxls.core.rules import skills as SK
+from ctxls.core.rules import paths_glob as PG, skills as SK
 
 _PIECES = ("scripts/", "references/", "reference/", "assets/", "templates/", "${CLAUDE_SKILL_DIR}/",
            "$CLAUDE_SKILL_DIR/", "CLAUDE_SKILL_DIR", "./", "x.py", "api.md", "a/b.sh", "[", "]", "(", ")", "](", "`",
@@ -154,7 +154,7 @@ def test_files_under_a_directory_come_from_the_one_walk(tmp_path: Path) -> None:
         assert ws.files_under(base) == walked(base), base
     assert ws.files_under(tmp_path) is None  # not in the workspace
     assert ws.files_under(root / "svc/nothing") == []
-    assert SK._any_match(ws, root / "svc/a", parse_paths(["src/**/*.py"], False), False)
-    assert not SK._any_match(ws, root / "svc/a", parse_paths(["z.md"], False), False)  # svc/ab/z.md is no match
-    assert SK._any_match(ws, root / "svc/ab", parse_paths(["z.md"], False), False)
-    assert SK._any_match(ws, root / "svc", parse_paths(["ab/*.md"], False), False)
+    assert PG._any_match(ws, root / "svc/a", parse_paths(["src/**/*.py"], False), False)
+    assert not PG._any_match(ws, root / "svc/a", parse_paths(["z.md"], False), False)  # svc/ab/z.md is no match
+    assert PG._any_match(ws, root / "svc/ab", parse_paths(["z.md"], False), False)
+    assert PG._any_match(ws, root / "svc", parse_paths(["ab/*.md"], False), False)
