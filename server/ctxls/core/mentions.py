@@ -83,6 +83,12 @@ _CREATED_AFTER = re.compile(
     r"(?:created|generated|written|produced|emitted|built|output|saved|downloaded|cached|populated|scaffolded)\b"
     r"|(?:once|after|when)\s+(?:it\s+is\s+)?(?:created|generated|built))", re.IGNORECASE)
 
+# A directory as the place things are put: "Capture learnings in `docs/experience/`", "record decisions under
+# `docs/adr/`". (Only for a directory: "logging setup is in `lib/logging.ts`" names an existing file.)
+_DEST_BEFORE = re.compile(
+    r"\b(?:captur|record|stor|log|put|plac|kept|keep|add|append|collect|drop|file)\w*\b(?:\s+\S+){0,4}?\s+"
+    r"(?:in|into|to|under)\W*$", re.IGNORECASE)
+
 # A path that is gone by intent: "`x` was renamed", "moved from `x`", "formerly `x`" (but "renamed to `y`" names
 # the new path, which must exist).
 _HISTORY_BEFORE = re.compile(
@@ -134,6 +140,8 @@ class LineContext:
     """The first lines of the list items the line is nested under, outermost first."""
     item: str
     """The line's list item's first line (the line itself when it starts an item), or ""."""
+    table_header: str = ""
+    """For a row of a table, the table's header row, else ""."""
 
 
 class FileContext:
@@ -157,7 +165,16 @@ def _contexts(lines: list[str]) -> list[LineContext]:
     items: list[tuple[int, str]] = []  # (indent, first line) of the open list items
     label = ""  # a bold label line (`**Generated directories:**`) heads what follows until a blank line
     current = ""
+    header = ""  # the header row of the table being read
+    prev = ""
     for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("|"):
+            if _TABLE_RULE.match(stripped) and prev.strip().startswith("|"):
+                header = prev
+        else:
+            header = ""
+        prev = line
         h = _HEADING.match(line)
         if h:
             level = len(h.group(1))
@@ -190,8 +207,37 @@ def _contexts(lines: list[str]) -> list[LineContext]:
                     label = line
             parents = tuple(t for _, t in items[:-1]) if current else ()
         heads_t = tuple(t for _, t in heads) + ((label,) if label else ())
-        out.append(LineContext(heads_t, parents, current))
+        out.append(LineContext(heads_t, parents, current, header if stripped.startswith("|") else ""))
     return out
+
+
+_TABLE_RULE = re.compile(r"^\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?$")
+# Header cells of a table of examples: "Bad (User-Specific) | Good (Portable)", "Wrong | Right", "Avoid | Prefer".
+# (Not "Old | New" or "Before | After": a table of moves names paths that must exist in its new column.)
+_BAD_HEADER = re.compile(r"^\W*(?:bad|wrong|incorrect|avoid|don'?t|anti-?pattern)\b", re.IGNORECASE)
+_GOOD_HEADER = re.compile(r"^\W*(?:good|right|correct|do|prefer(?:red)?|examples?)\b", re.IGNORECASE)
+
+
+def _table_column(line: str, col: int) -> int:
+    """The 0-based cell of a table row that column ``col`` is in."""
+    body = line.strip()
+    lead = len(line) - len(line.lstrip()) + (1 if body.startswith("|") else 0)
+    return line[lead:col].count("|")
+
+
+def _example_column(row: str, col: int, header: str) -> str | None:
+    """CONTRAST or EXAMPLE when the mention is in a column of a table of examples (its header cell says Bad /
+    Good, Wrong / Right, Avoid / Prefer), else None."""
+    cells = [c.strip() for c in header.strip().strip("|").split("|")]
+    if not any(_BAD_HEADER.match(c) for c in cells) or not any(_GOOD_HEADER.match(c) for c in cells):
+        return None  # a table of examples names both sides
+    i = _table_column(row, col)
+    cell = cells[i] if i < len(cells) else ""
+    if _BAD_HEADER.match(cell):
+        return CONTRAST
+    if _GOOD_HEADER.match(cell):
+        return EXAMPLE
+    return None
 
 
 _ABBREV = re.compile(r"(?:\b[eE]\.\s?[gG]|\b[iI]\.\s?[eE]|\b[zZ]\.\s?[bB]|\bp\.\s?ex|\betc|\bvs|\bcf)\.$")
@@ -241,6 +287,12 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
     if _BAD_MARK.match(item) or (line.lstrip().startswith("|") and _MARK_IN_ROW.search(line)
                                  and _MARK_IN_ROW.search(line).group(1) in "❌✗✘🚫"):
         return Purpose(CONTRAST, "a counter-example (its list item or table row is marked wrong: ❌, Bad:, Don't:)")
+    if ctx.table_header:
+        got = _example_column(line, col, ctx.table_header)
+        if got is not None:
+            return Purpose(got, "in the "
+                           + ("wrong" if got == CONTRAST else "right") + " column of a table of examples (its header "
+                           f"says {_quote(ctx.table_header)})")
     if _NEGATED.search(before):
         return Purpose(CONTRAST, "negated right before the path (not / never / instead of / rather than)")
     if _ABSENT_AFTER.match(after):
@@ -259,6 +311,8 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
                                 "output to, save to)")
     if _CREATED_AFTER.match(after):
         return Purpose(CREATED, "the text after the path says it is created, generated or written")
+    if line[end - 1:end] == "/" and _DEST_BEFORE.search(before):
+        return Purpose(CREATED, "a directory named as where things are put (capture, record, store, add ... in)")
     for p in ctx.parents[-1:] + ctx.headings[-1:]:
         if _GENERATED_PARENT.search(p) and not _EXAMPLE_HEADING.search(p):
             return Purpose(CREATED, f"listed under {_quote(p)}, which is about generated or runtime files")
@@ -304,3 +358,30 @@ def is_subject(line: str, col: int, end: int) -> bool:
     if _SUBJECT_ITEM.match(before) and _DESCRIBED_AFTER.match(after):
         return True
     return _LABEL_BEFORE.search(before) is not None
+
+
+# -- paths another line says are another repository's ---------------------------------------------------------
+_SPAN_PATH = re.compile(r"`(?:\./)?([A-Za-z0-9_@.-]+(?:/[A-Za-z0-9_@.-]+)+)/?`")
+# "`Documentation/web` is owned by the Documentation repo": the path, then what owns it.
+_OWNED_AFTER = re.compile(
+    r"^\s*(?:\([^)]*\)\s*)?(?:is|are)?\s*(?:owned\s+by|maintained\s+in|lives?\s+in|belongs?\s+to|comes?\s+from)"
+    r"\s+(?:the\s+)?[*_`]*[\w.-]+[*_`]*(?:\s+[*_`]*[\w.-]+[*_`]*)?\s+repo(?:sitory)?\b", re.IGNORECASE)
+# "the Documentation repo's `web/src/`", "(in the **`Documentation` repo**, at `Documentation/web/`)": a named
+# repository, then the path in it ("that repo's `x`" may be this one: not taken).
+_REPO_BEFORE = re.compile(
+    r"(?<!\bthis\s)(?<!\bthat\s)(?<!\bour\s)(?<!\bsame\s)(?<!\beach\s)(?<!\byour\s)(?<!\bevery\s)"
+    r"\brepo(?:sitory)?(?:[*_`]*(?:'s|’s)\s+(?:own\s+)?|[*_`]*,?\s+(?:at|under)\s+)$", re.IGNORECASE)
+
+
+def declared_external(line: str) -> list[str]:
+    """The paths (code spans with a `/`) a line says belong to another repository: "Site-level pages in
+    `Documentation/web` are owned by the Documentation repo", "a page belongs in the Documentation repo's
+    `web/src/content/docs/`". Another line's mention of such a path, or of a path under it, is not a claim about
+    this workspace (`ctxls check` reads every instruction file's lines for these)."""
+    if "repo" not in line.lower() or "`" not in line:
+        return []
+    out = []
+    for m in _SPAN_PATH.finditer(line):
+        if _OWNED_AFTER.match(line[m.end():]) or _REPO_BEFORE.search(line[:m.start()]):
+            out.append(m.group(1))
+    return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +24,13 @@ from .sources import FM, claude_base, key_span, kind_word, read_frontmatter, sou
       example="```markdown\n---\npaths:\n  - \"src/api/**/*.ts\"   # the code moved to services/api/\n---\n```",
       fix="Fix the pattern so it matches the files the rule is for (relative to the directory containing "
           "`.claude/`), or delete it. Directories ctxls never scans (node_modules, dist, build...) are not "
-          "checked. A pattern whose directory exists (or that has none, like `**/*.tsx`) while another pattern "
-          "of the same rule matches is only info: a kind of file the project has none of yet.")
+          "checked. Only what looks like a mistake is a warning: a pattern whose directory is missing while a "
+          "directory of that name (or a close one beside it) exists elsewhere, the way a moved directory looks, "
+          "or a rule none of whose patterns match although they name directories. It is info when another "
+          "pattern of the rule matches and the pattern's directory exists (a kind of file the project has none "
+          "of yet) or exists nowhere under any name like it (a rule written for projects in general: `tests/**` "
+          "where there are none), and when every pattern names a kind of file (`**/*.nix`, `flake.nix`) that the "
+          "project has none of: such a rule never loads here and costs nothing.")
 def paths_glob(ws: Workspace):
     root_only = ws.settings.paths_md_root_only
     for fi in sources(ws, D.RULE, D.SKILL):
@@ -73,26 +79,79 @@ def paths_glob(ws: Workspace):
                 matched = True
             else:
                 misses.append((entry, line))
+        kinds_only = all(_kind_only(e) for e, _ in misses)
         for entry, line in misses:
             where = ws.rel(base) if base != ws.root else "the workspace root"
             where = where if where != "." else "the workspace root"
             if matched and _dir_exists(ws, base, entry):
                 # `**/*.tsx` beside a `**/*.ts` that matches: a kind of file the project has none of yet, while
-                # the rule loads for its other patterns (a directory that is gone stays a warning: it moved)
+                # the rule loads for its other patterns
                 yield Finding("CTX507", "info", fi.path, _entry_span(fi, line, entry),
                               f"Glob '{entry}' matches no file under {where} yet (the {kind_word(fi.kind)} loads "
                               f"for its other patterns); drop it if no such file is coming")
                 continue
+            moved = None if _kind_only(entry) else _moved_dir(ws, base, entry)
+            if matched and moved is None:
+                # a directory this project does not have, with nothing of its name anywhere (a rule written for
+                # projects in general, `tests/**` where there are none): nothing says it moved
+                d = _literal_dir(entry)
+                yield Finding("CTX507", "info", fi.path, _entry_span(fi, line, entry),
+                              f"Glob '{entry}' matches no file under {where}: there is no `{d}/` and no directory "
+                              f"of that name anywhere (the {kind_word(fi.kind)} loads for its other patterns); "
+                              f"drop it if none is coming",
+                              data={"explain": [f"`{d}/` is missing, and no directory of the workspace is named "
+                                                f"`{d.rsplit('/', 1)[-1]}` or close to it: nothing says it moved"]})
+                continue
+            if not matched and kinds_only:
+                # `**/*.nix`, `flake.nix`: a rule for a kind of file this project has none of; it costs nothing
+                yield Finding("CTX507", "info", fi.path, _entry_span(fi, line, entry),
+                              f"Glob '{entry}' matches no file under {where}: the project has no such file, so the "
+                              f"{kind_word(fi.kind)} never loads here; fix the pattern if such files exist",
+                              data={"explain": ["every pattern of the rule names a kind of file (no directory), "
+                                                "and the workspace has none of them"]})
+                continue
+            hint = "" if moved is None else f" (did you mean `{moved[1]}/`?)" if moved[0] == "close" else \
+                f" (a directory named `{moved[1].rsplit('/', 1)[-1]}/` is at {moved[1]})"
             yield Finding("CTX507", "warning", fi.path, _entry_span(fi, line, entry),
-                          f"Glob '{entry}' matches no file under {where}: the {kind_word(fi.kind)} never "
+                          f"Glob '{entry}' matches no file under {where}{hint}: the {kind_word(fi.kind)} never "
                           f"loads for it; fix the pattern (it is relative to the directory containing .claude/)")
 
 
-def _dir_exists(ws: Workspace, base: Path, entry: str) -> bool:
-    """Whether the literal directory a glob starts with (`src/web` of `src/web/**/*.tsx`; none for `**/*.tsx`)
-    exists under ``base``."""
+def _literal_dir(entry: str) -> str:
+    """The literal directory a glob starts with: `src/web` of `src/web/**/*.tsx`, '' for `**/*.tsx`."""
     cut = min((i for i in (entry.find(c) for c in "*?[{") if i >= 0), default=len(entry))
-    d = entry[:cut].rpartition("/")[0].strip("/")
+    return entry[:cut].rpartition("/")[0].strip("/")
+
+
+def _kind_only(entry: str) -> bool:
+    """A glob that names a kind of file wherever it is (`**/*.nix`, `*.tsx`, `flake.nix`), no directory."""
+    return "/" not in entry.strip("/").removeprefix("**/")
+
+
+def _moved_dir(ws: Workspace, base: Path, entry: str) -> tuple[str, str] | None:
+    """Where the missing literal directory of ``entry`` may have gone: ("close", its pattern-relative path) for a
+    directory with a close name beside where it should be, ("elsewhere", its root-relative path) for one of the
+    same name elsewhere in the workspace. None when the directory exists or nothing is like it."""
+    d = _literal_dir(entry)
+    if not d or ws.fs.is_dir(base / d):
+        return None
+    name = d.rsplit("/", 1)[-1]
+    parent = base / d.rpartition("/")[0] if "/" in d else base
+    siblings = [n for n, k in ws.fs.listing(parent).items() if k == "d"]
+    close = difflib.get_close_matches(name, siblings, n=1, cutoff=0.8)
+    if close:
+        return "close", (d.rpartition("/")[0] + "/" + close[0]).lstrip("/")
+    entries, _ = ws.tree()
+    for _, rel, _ in entries:
+        if rel.rsplit("/", 1)[-1] == name:
+            return "elsewhere", rel
+    return None
+
+
+def _dir_exists(ws: Workspace, base: Path, entry: str) -> bool:
+    """Whether the literal directory a glob starts with (`_literal_dir`; none for `**/*.tsx`) exists under
+    ``base``."""
+    d = _literal_dir(entry)
     return not d or ws.fs.is_dir(base / d)
 
 
