@@ -265,9 +265,14 @@ class _Checker:
         ext = self.external
         if not ext:
             return None
-        p = path.lstrip("./").rstrip("/")
+        p = path.removeprefix("./").rstrip("/")
+        first = p.split("/", 1)[0]
         for e, where in ext.items():
             if p == e or p.startswith(e + "/"):
+                return where
+            # `web/scripts/x.mjs` beside "`Documentation/web` is the Website repo's": relative to that directory,
+            # when the workspace root has no `web/` of its own
+            if "/" in e and first == e.rsplit("/", 1)[1] and "/" in p and not self.ws.fs.is_dir(self.root / first):
                 return where
         return None
 

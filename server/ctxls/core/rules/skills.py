@@ -255,6 +255,7 @@ def skill_missing_bundled_file(ws: Workspace):
         # of a relative path lands, so a path is looked up from there too.
         real_dir = Path(os.path.dirname(ws.fs.realpath(fi.path)))
         bases = [skill_dir] + ([real_dir] if real_dir != skill_dir else [])
+        own_dirs = list(bases)  # the skill's own directory (and its real one): what it bundles
         cb = claude_base(fi.path)
         if cb is not None:
             bases.append(cb[1])
@@ -307,10 +308,11 @@ def skill_missing_bundled_file(ws: Workspace):
                 # A command in a code block (`node scripts/x.mjs`) naming a bundle directory the skill does not have
                 # at all may run from another directory (another checkout): unsure, so info.
                 top = rel.split(os.sep)[0]
-                unsure = in_code and not skill_only and not cands and \
-                    not any(os.path.isdir(b / top) for b in bases[:2])
-                why = (f"a command in a code block names `{top}/`, which this skill does not bundle at all: it may run "
-                       f"from another directory" if unsure else f"looked for it in {ws.rel(skill_dir)}/"
+                command = in_code or _in_command_span(raw, col)
+                unsure = command and not skill_only and not cands and \
+                    not any(os.path.isdir(b / top) for b in own_dirs)
+                why = (f"a command names `{top}/`, which this skill does not bundle at all: it may run from another "
+                       f"directory" if unsure else f"looked for it in {ws.rel(skill_dir)}/"
                        + (f", {ws.rel(real_dir)}/ (the real directory)" if real_dir != skill_dir else "")
                        + (", the project" if not skill_only else ""))
                 yield Finding("CTX506", "info" if unsure else "warning", fi.path, span,
@@ -362,6 +364,15 @@ def _skill_files(ws: Workspace, skill_dir: Path) -> list[str]:
         for f in filenames:
             out.append(os.path.relpath(os.path.join(dirpath, f), skill_dir).replace(os.sep, "/"))
     return sorted(out)
+
+
+_COMMAND_SPAN = re.compile(r"`(?:\$\s+)?(?:node|python3?|bash|sh|zsh|npx|bunx?|deno|ruby|perl|tsx|ts-node|uv\s+run|"
+                           r"pnpm(?:\s+exec)?|yarn|npm\s+exec|go\s+run)\s+[^`]*$")
+
+
+def _in_command_span(line: str, col: int) -> bool:
+    """Whether the reference at ``col`` is inside a code span that is a command (`node scripts/lint.mjs`)."""
+    return line.count("`", 0, col) % 2 == 1 and _COMMAND_SPAN.search(line[:col]) is not None
 
 
 def _refs_in_line(line: str, in_code: bool) -> Iterator[tuple[int, str, str, bool]]:
