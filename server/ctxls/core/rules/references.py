@@ -341,6 +341,8 @@ class _Checker:
             lctx = fctx.at(ref.line - offset)
             severity, confidence = self._confidence(ref, line, path, bases, memory, template, peers)
             section = example_section(lctx) if severity == "warning" and not peers else None
+            if section is not None and _names_the_section(path, section):
+                section = None  # "#### Examples: validated against `examples/07-x.py`": the project's examples/
             if section is not None:
                 severity, confidence = "info", f"the line is in a section or list about examples or conventions ({section})"
             if severity is None:
@@ -675,6 +677,13 @@ def _generic_name(name: str) -> bool:
 
 
 # ----------------------------------------------------------------------------------------------- helpers
+def _names_the_section(path: str, section: str) -> bool:
+    """Whether a directory of ``path`` is what the examples section is named after (`examples/x.py` under
+    "Examples"): the section is about the project's own directory of examples, not an illustration."""
+    words = {w.lower().rstrip("s") for w in re.findall(r"[A-Za-z]+", section)}
+    return any(seg.lower().rstrip("s") in words for seg in path.split("/")[:-1] if seg not in (".", ".."))
+
+
 def _ancestor_bases(d: str, root: str) -> list[_Base]:
     """Bases of directory ``d`` and every directory up to ``root`` (just ``root`` when ``d`` is outside it).
     Both are normalised absolute paths; plain string operations (pathlib is slow at this rate)."""
