@@ -104,6 +104,17 @@ export class ContextView implements vscode.TreeDataProvider<Node>, vscode.Dispos
         ? `${formatTokens(tokens)} tokens · ${((100 * tokens) / c.window).toFixed(1)}%`
         : node.group === 'touch' ? `+${formatTokens(tokens)} tokens` : undefined;
       item.contextValue = `ctxls.group.${node.group}`;
+      const name = this.model.agentName(res.agent ?? c.agent);
+      if (node.group === 'startup') {
+        // Cursor runs in the editor: the server starts its session at the workspace folder, not the file's directory
+        const file = c.touched[0];
+        const elsewhere = file !== undefined && path.posix.dirname(file) !== c.start_dir &&
+          !(c.start_dir === '.' && !file.includes('/'));
+        item.tooltip = `What ${name} loads before the first prompt in a session started in ${c.start_dir}` +
+          (elsewhere ? ` (${name} runs in the editor: its session starts at the workspace folder, whichever file is open)` : '');
+      } else if (node.group === 'skipped') {
+        item.tooltip = `Files near here that ${name} does not load in this session, and why`;
+      }
       return item;
     }
     if ('note' in node) {

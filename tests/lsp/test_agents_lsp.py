@@ -4,6 +4,8 @@ compare report command and the `ctxls/context` request with an agent."""
 from __future__ import annotations
 
 import asyncio
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -140,3 +142,27 @@ async def test_context_report_for_an_agent(client: LanguageClient) -> None:
     assert "services/billing/CLAUDE.md" in (root / ".ctxls" / "reports" / "context.md").read_text()
     assert await client.workspace_execute_command_async(T.ExecuteCommandParams(
         command="ctxls.contextReport", arguments=[src.as_uri(), "windsurf"])) is None
+
+
+async def test_cursor_context_starts_at_the_workspace_folder(client: LanguageClient) -> None:
+    """Cursor runs in the editor: its session starts at the workspace folder whichever file is active, and the
+    file is a touch (the other agents start in the file's directory). The same as the CLI's for that start."""
+    root = client.root
+    src = root / "services" / "billing" / "src" / "refunds.py"
+    got = _plain(await client.protocol.send_request_async("ctxls/context", {"uri": src.as_uri(), "agent": "cursor"}))
+    ctx = got["context"]
+    assert ctx["start_dir"] == "." and ctx["touched"] == ["services/billing/src/refunds.py"]
+    rule = [b for b in ctx["blocks"] if b["source"] == ".cursor/rules/style.mdc"]
+    assert len(rule) == 1 and rule[0]["startup"], ctx["blocks"]
+    cli = subprocess.run([sys.executable, "-m", "ctxls", "context", str(root), "--agent", "cursor", "--touch",
+                          str(src), "--format", "json"], cwd=root, capture_output=True, text=True, timeout=60, check=True)
+    assert ctx == json.loads(cli.stdout)
+    codex = _plain(await client.protocol.send_request_async("ctxls/context", {"uri": src.as_uri(), "agent": "codex"}))
+    assert codex["context"]["start_dir"] == "services/billing/src"  # a CLI: started in the file's directory
+    # the hover's Cursor figure is that session's too
+    res = await client.text_document_hover_async(T.HoverParams(
+        text_document=T.TextDocumentIdentifier(uri=(root / "services" / "billing" / "CLAUDE.md").as_uri()),
+        position=T.Position(0, 0)))
+    tokens = sum(b["tokens"] for b in ctx["blocks"] if b["startup"])
+    assert f" · Cursor {tokens}" in res.contents.value.splitlines()[0] or \
+        f" · Cursor {tokens / 1000:.1f}K" in res.contents.value.splitlines()[0], res.contents.value.splitlines()[0]

@@ -401,12 +401,14 @@ def check_agent_view(step: dict, ws: Path, ctx: dict, agent: str) -> None:
 def test_agent_picker(tools, extension, agents_workspace: Path, tmp_path: Path, out_root: Path) -> None:
     """The agent picker through the real UI, on a workspace with every agent's files: the setting's agent
     first; Codex from the view's title button, kept over a window reload and a server restart; then Cursor from
-    the palette. Each time the view's blocks are the CLI's (`ctxls context svc --agent A --touch svc/app.py`),
+    the palette. Each time the view's blocks are the CLI's (`ctxls context svc --agent A --touch svc/app.py`;
+Cursor's from the workspace folder),
     the status bar follows, and every block opens at its loaded lines (Codex's AGENTS.md up to its cut)."""
     ws = agents_workspace
     out = out_root / "agents"
     svc, app = ws / "svc", ws / "svc" / "app.py"
-    want = {a: cli_agent_context(ws, svc, a, app) for a in ("gemini", "codex", "cursor")}
+    # Cursor runs in the editor: its session starts at the workspace folder, and the active file is a touch
+    want = {a: cli_agent_context(ws, ws if a == "cursor" else svc, a, app) for a in ("gemini", "codex", "cursor")}
     cut = next(b for b in want["codex"]["blocks"] if b["source"] == "AGENTS.md")
     assert cut["cut"] and "100-byte" in cut["cut"]  # the fixture does what the test is about
     assert cut["lines"][1] < len((ws / "AGENTS.md").read_text().splitlines())
@@ -444,6 +446,9 @@ def test_agent_picker(tools, extension, agents_workspace: Path, tmp_path: Path, 
         check_agent_view(steps[name], ws, want["codex"], "codex")
     pal = steps["agentpalette"]
     check_agent_view(pal, ws, want["cursor"], "cursor")
+    always = next(b for b in want["cursor"]["blocks"] if b["source"] == ".cursor/rules/always.mdc")
+    assert always["startup"] and always["lines"][0] > 1  # the body after the frontmatter: opened from there
+    assert any(b["source"] == "svc/AGENTS.md" and not b["startup"] for b in want["cursor"]["blocks"])
     cur = [r for r in pal["picker_rows"] if "current" in r]
     assert len(cur) == 1 and cur[0].startswith("Codex") and "current (setting" not in cur[0], pal["picker_rows"]
     # the three agents' views differ (the test would pass on a view that ignored the agent otherwise)

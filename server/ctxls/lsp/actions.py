@@ -77,6 +77,10 @@ def register(server: CtxlsServer) -> None:
                 message=f"ctxls: no agent profile {agent!r} (known: {', '.join(AGENT_NAMES)})"))
             return None
         start = path if path.is_dir() else path.parent
+        from ..core.profiles import EDITOR_AGENTS
+
+        if agent in EDITOR_AGENTS:  # (Cursor: the workspace folder, whichever file is open)
+            start = ls.root
         from .hover import session_markdown
 
         text = await ls.in_thread(session_markdown, ls, start, None if path.is_dir() else path, agent)

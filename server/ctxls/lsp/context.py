@@ -4,7 +4,8 @@ and `ctxls/contextChanged`, the notification sent after every check, when that c
 
 Request params: ``{"uri": str, "agent"?: str}`` (``agent``: a profile of core/profiles, default claude-code; an
 unknown one answers ``null``) (a file: its directory, plus what reading that file appends; a directory:
-that directory alone). Result: ``{"root": str, "session_budget_tokens": int, "instruction_tokens": int,
+that directory alone; for an agent that runs in the editor, Cursor, the session starts at the workspace folder
+and the file is a touch). Result: ``{"root": str, "session_budget_tokens": int, "instruction_tokens": int,
 "context": {...}}`` where ``context`` is exactly what ``ctxls context DIR [--touch FILE] --format json``
 prints (schema ``ctxls.context/1``; the same `session_to_json`), ``instruction_tokens`` the startup tokens
 without the fixed overhead (system prompt and tool schemas) and ``session_budget_tokens`` the budget they are
@@ -20,7 +21,7 @@ from typing import Any
 
 from ..core import model as M
 from ..core.loader import is_within
-from ..core.profiles import AGENTS
+from ..core.profiles import AGENTS, EDITOR_AGENTS
 from ..core.report import session_to_json
 from .server import CtxlsServer
 
@@ -52,6 +53,8 @@ def context_json(ls: CtxlsServer, path: Path, agent: str = "claude-code") -> dic
     engine = ls.engine
     is_file = path.is_file()
     start = path.parent if is_file or not path.exists() else path
+    if agent in EDITOR_AGENTS:  # (Cursor: the workspace folder, whichever file is open)
+        start = ls.root
     session = agent_session(ls, start, agent, [path] if is_file else ())
     fixed = sum(b.tokens for b in session.blocks if b.kind in (M.SYSTEM_PROMPT, M.TOOL_SCHEMAS))
     return {"root": str(ls.root), "session_budget_tokens": engine.config.session_budget_tokens,
