@@ -239,18 +239,7 @@ const STEPS = {
 
   // The "Agent context (ctxls)" view in the explorer lists the blocks.
   async contextview(page, out) {
-    await page.keyboard.press('Control+Shift+E');
-    const header = page.locator('.pane-header', { hasText: /Agent context \(ctxls\)/i }).first();
-    await header.waitFor({ timeout: 20000 });
-    // collapse the folder tree above it, so the view has room for all its rows (lists render visible rows only)
-    const folders = page.locator('.pane-header[aria-label^="Explorer Section"]').first();
-    if ((await folders.count()) && (await folders.getAttribute('aria-expanded')) === 'true') {
-      await folders.click();
-    }
-    if ((await header.getAttribute('aria-expanded')) !== 'true') {
-      await header.click();
-    }
-    const pane = page.locator('.pane', { has: header }).first();
+    const { pane } = await contextPane(page);
     const rows = pane.locator('.monaco-list-row');
     await rows.filter({ hasText: 'services/billing/CLAUDE.md' }).first().waitFor({ timeout: 20000 });
     out.rows = (await rows.allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
