@@ -50,9 +50,12 @@ _MARK_IN_ROW = re.compile(r"(✅|✓|✔|❌|✗|✘|🚫)")
 
 # Words right before the mention (same clause) that make it a counter-example: "not `x`", "instead of `x`".
 _NEGATED = re.compile(r"(?:\b(?:not|never|instead\s+of|rather\s+than|avoid|don'?t\s+(?:use|add|create|put)|"
-                      r"do\s+not\s+(?:use|add|create|put)|no\s+more|without)\s+(?:\S+\s+){0,2}$)", re.IGNORECASE)
+                      r"do\s+not\s+(?:use|add|create|put)|no\s+more|without)\s+(?:\S+\s+){0,2}$"
+                      r"|\b(?:ships|has|have|there\s+is|there\s+are|with|contains?)\s+no\s+$)", re.IGNORECASE)
 _ABSENT_AFTER = re.compile(r"^\W{0,3}\(?\s*(?:doesn'?t|does\s+not|do\s+not|don'?t|won'?t)\s+exist|^\W{0,3}\(?\s*"
-                           r"(?:removed|deleted|gone|deprecated|obsolete|legacy,\s+removed)\b", re.IGNORECASE)
+                           r"(?:removed|deleted|gone|deprecated|obsolete|legacy,\s+removed)\b"
+                           r"|^\W{0,3}\s*(?:is|are)\s+not\s+(?:a|an|the|part\s+of)\b|^\W{0,3}\s*(?:isn'?t|aren'?t)\s+(?:a|an)\b",
+                           re.IGNORECASE)
 
 # Example markers right before the mention ("e.g. `x`", "such as `x`", "like `x`").
 _EXAMPLE_BEFORE = re.compile(
@@ -81,12 +84,15 @@ _CREATED_AFTER = re.compile(
     r"^\W{0,3}\s*(?:\((?:auto-?)?(?:generated|created|built|output|produced|written|cached|temporary|runtime|"
     r"gitignored|local)\b|(?:is|are|will\s+be|gets?|get|is\s+being|are\s+being|was|were)\s+(?:auto-?)?"
     r"(?:created|generated|written|produced|emitted|built|output|saved|downloaded|cached|populated|scaffolded)\b"
-    r"|(?:once|after|when)\s+(?:it\s+is\s+)?(?:created|generated|built))", re.IGNORECASE)
+    r"|(?:once|after|when)\s+(?:it\s+is\s+)?(?:created|generated|built)"
+    r"|(?:and\s+`[^`]+`\s+)?(?:is|are)\s+(?:\*\*)?(?:created|managed|maintained|written|kept|updated)"
+    r"(?:\s+and\s+(?:created|managed|maintained|written|kept|updated))?\s+(?:entirely\s+|only\s+)?by\s+(?:the\s+)?"
+    r"(?:ai|agent|model|assistant|claude|you|tool)\b)", re.IGNORECASE)
 
 # A directory as the place things are put: "Capture learnings in `docs/experience/`", "record decisions under
 # `docs/adr/`". (Only for a directory: "logging setup is in `lib/logging.ts`" names an existing file.)
 _DEST_BEFORE = re.compile(
-    r"\b(?:captur|record|stor|log|put|plac|kept|keep|add|append|collect|drop|file)\w*\b(?:\s+\S+){0,4}?\s+"
+    r"\b(?:captur|record|stor|log|put|plac|kept|keep|add|append|collect|drop|file|go|goes)\w*\b(?:\s+\S+){0,4}?\s+"
     r"(?:in|into|to|under)\W*$", re.IGNORECASE)
 
 # A path that is gone by intent: "`x` was renamed", "moved from `x`", "formerly `x`" (but "renamed to `y`" names
@@ -97,7 +103,11 @@ _HISTORY_BEFORE = re.compile(
 _HISTORY_AFTER = re.compile(
     r"^\W{0,3}\s*(?:\(?(?:deprecated|removed|deleted|legacy|obsolete|gone|old)\b|(?:was|were|has\s+been|have\s+been|"
     r"is|are|got)\s+(?:now\s+)?(?:renamed|moved|deleted|removed|replaced|deprecated|split|merged|gone|obsolete|"
-    r"no\s+longer))", re.IGNORECASE)
+    r"cancell?ed|canceled|rejected|retired|dropped|no\s+longer))", re.IGNORECASE)
+# "`packages/core`, `workflow-engine` and `x` are deleted": the predicate of the sentence the path opens.
+_HISTORY_PREDICATE = re.compile(
+    r"^[^.;!?]{0,160}?\b(?:are|were|was|is|have\s+been|has\s+been)\s+(?:now\s+)?(?:all\s+)?(?:deleted|removed|"
+    r"cancell?ed|canceled|rejected|retired|dropped|gone|deprecated)\b", re.IGNORECASE)
 
 # Another repository named around the mention: "in `acme/other`", "owned by the Documentation repo".
 _OTHER_REPO = re.compile(
@@ -115,6 +125,12 @@ IN_OTHER_PLACE = re.compile(r"^`?\s+in\s+`([A-Za-z0-9_-]+)/([A-Za-z0-9_.-]+)`")
 # "if branch-context files exist (`x`)", "`x` (if any)": present only sometimes.
 _CONDITIONAL_BEFORE = re.compile(r"\b(?:if|when|where|unless|whether)\b[^.;]{0,60}?\b(?:exists?|present|available|any)\b"
                                  r"[^.;]{0,20}$", re.IGNORECASE)
+# "check for `x`", "look for `x`": whether it is there is the question.
+_CHECKED_BEFORE = re.compile(r"\b(?:check(?:s|ing)?\s+(?:for|whether|if)|look(?:s|ing)?\s+for|search(?:es|ing)?\s+for)\b"
+                             r"[^.;:]{0,40}$", re.IGNORECASE)
+# "For projects using Pino, see `x`": written for some projects, not necessarily this one.
+_FOR_PROJECTS = re.compile(r"\b(?:for|in)\s+(?:projects?|repos?|repositories|apps?|codebases?|services?)\s+"
+                           r"(?:that\s+use|using|with|which\s+use)\b", re.IGNORECASE)
 _CONDITIONAL_AFTER = re.compile(r"^\W{0,3}\s*\(?\s*(?:if|when)\s+(?:it\s+|one\s+|they\s+)?(?:exists?|is\s+present|present|any|"
                                 r"available)\b|^\W{0,3}\s*\(optional\)", re.IGNORECASE)
 
@@ -218,6 +234,17 @@ _BAD_HEADER = re.compile(r"^\W*(?:bad|wrong|incorrect|avoid|don'?t|anti-?pattern
 _GOOD_HEADER = re.compile(r"^\W*(?:good|right|correct|do|prefer(?:red)?|examples?)\b", re.IGNORECASE)
 
 
+_EXAMPLE_CELL = re.compile(r"\|\s*(?:\*\*|__)?(?:e\.g\.|examples?)\s*(?:\*\*|__)?\s*[:：]", re.IGNORECASE)
+_BRANCH_BEFORE = re.compile(r"\bbranch(?:es)?\s+(?:names?|naming|prefix(?:es)?|patterns?|like|such\s+as)\b[^.;]{0,30}$"
+                            r"|\bgit\s+(?:checkout\s+-b|switch\s+-c|branch)\s*$", re.IGNORECASE)
+_MODULE_FROM = re.compile(r"\b(?:import\w*|use|uses|using|require)\b[^.;]{0,40}\bfrom\s*$", re.IGNORECASE)
+
+
+def _is_dir_mention(text: str) -> bool:
+    """A path written as a directory: a trailing `/`, or a last segment without an extension."""
+    return text.endswith("/") or ("/" in text and "." not in text.rsplit("/", 1)[-1])
+
+
 def _table_column(line: str, col: int) -> int:
     """The 0-based cell of a table row that column ``col`` is in."""
     body = line.strip()
@@ -225,14 +252,19 @@ def _table_column(line: str, col: int) -> int:
     return line[lead:col].count("|")
 
 
+_EXAMPLES_COLUMN = re.compile(r"^\W*(?:examples?|e\.g\.|samples?)\W*$", re.IGNORECASE)
+
+
 def _example_column(row: str, col: int, header: str) -> str | None:
     """CONTRAST or EXAMPLE when the mention is in a column of a table of examples (its header cell says Bad /
     Good, Wrong / Right, Avoid / Prefer), else None."""
     cells = [c.strip() for c in header.strip().strip("|").split("|")]
-    if not any(_BAD_HEADER.match(c) for c in cells) or not any(_GOOD_HEADER.match(c) for c in cells):
-        return None  # a table of examples names both sides
     i = _table_column(row, col)
     cell = cells[i] if i < len(cells) else ""
+    if _EXAMPLES_COLUMN.match(cell):
+        return EXAMPLE  # a column headed "Examples"
+    if not any(_BAD_HEADER.match(c) for c in cells) or not any(_GOOD_HEADER.match(c) for c in cells):
+        return None  # otherwise a table of examples names both sides
     if _BAD_HEADER.match(cell):
         return CONTRAST
     if _GOOD_HEADER.match(cell):
@@ -287,6 +319,8 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
     if _BAD_MARK.match(item) or (line.lstrip().startswith("|") and _MARK_IN_ROW.search(line)
                                  and _MARK_IN_ROW.search(line).group(1) in "❌✗✘🚫"):
         return Purpose(CONTRAST, "a counter-example (its list item or table row is marked wrong: ❌, Bad:, Don't:)")
+    if line.lstrip().startswith("|") and _EXAMPLE_CELL.search(line):
+        return Purpose(EXAMPLE, "its table row is marked as an example (a cell starting with Example:)")
     if ctx.table_header:
         got = _example_column(line, col, ctx.table_header)
         if got is not None:
@@ -311,7 +345,7 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
                                 "output to, save to)")
     if _CREATED_AFTER.match(after):
         return Purpose(CREATED, "the text after the path says it is created, generated or written")
-    if line[end - 1:end] == "/" and _DEST_BEFORE.search(before):
+    if _is_dir_mention(line[col:end]) and _DEST_BEFORE.search(before):
         return Purpose(CREATED, "a directory named as where things are put (capture, record, store, add ... in)")
     for p in ctx.parents[-1:] + ctx.headings[-1:]:
         if _GENERATED_PARENT.search(p) and not _EXAMPLE_HEADING.search(p):
@@ -319,11 +353,21 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
     if _INSTALLED_BEFORE.search(_sentence_before(line, col)):
         return Purpose(CREATED, "the sentence says it is installed or downloaded there")
     # 4. history: renamed, moved, removed
-    if _HISTORY_BEFORE.search(before) or _HISTORY_AFTER.match(after):
+    if _HISTORY_BEFORE.search(before) or _HISTORY_AFTER.match(after) or _HISTORY_PREDICATE.match(after):
         return Purpose(HISTORY, "the clause says it was renamed, moved, removed or replaced")
     # 5. present only sometimes
-    if _CONDITIONAL_BEFORE.search(_sentence_before(line, col)) or _CONDITIONAL_AFTER.match(after):
+    sentence = _sentence_before(line, col)
+    if _CONDITIONAL_BEFORE.search(sentence) or _CONDITIONAL_AFTER.match(after):
         return Purpose(OPTIONAL, "the sentence makes it conditional (if it exists, when present, if any)")
+    if _CHECKED_BEFORE.search(before):
+        return Purpose(OPTIONAL, "the text checks whether it is there (check for, look for)")
+    if _FOR_PROJECTS.search(sentence):
+        return Purpose(OPTIONAL, "the sentence is written for some projects (for projects using ...), not this one")
+    # not a path at all: a git branch ("Branch naming: `ui-v2/x`"), a module specifier ("`fn` from `pkg/test`")
+    if _BRANCH_BEFORE.search(sentence):
+        return Purpose(EXAMPLE, "the sentence is about git branch names")
+    if "." not in line[col:end].rsplit("/", 1)[-1] and _MODULE_FROM.search(before):
+        return Purpose(EXTERNAL, "an import's module specifier (use `x` from `pkg/sub`)")
     # 6. another repository
     if _OTHER_REPO.search(line):
         return Purpose(EXTERNAL, "the line names another repository")
