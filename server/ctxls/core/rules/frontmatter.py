@@ -17,6 +17,7 @@ from ..findings import Edit, Finding, Fix, Span
 from ..globs import split_outside_braces
 from ..markdown import _TOP_KEY_VALUE_RE, _YAML_LOADER, quote_problem_values, structure
 from .. import profiles
+from ..skills import command_name
 from . import rule
 from .sources import (COMMAND_IGNORED, KEY_LINE_RE, MEMORY_FIELDS, RULE_FIELDS, SKILL_FIELDS, key_span, kind_word,
                       read_frontmatter, sources)
@@ -258,7 +259,9 @@ def frontmatter_unknown_field(ws: Workspace):
             # report it as info; misspellings and other tools' fields change behaviour and stay warnings.
             # Another agent's field on a rule is a warning when the author's scope is lost (Claude Code loads the
             # rule everywhere, `globs: src/**` meant some files).
-            if fi.kind == D.RULE and key in _FOREIGN:
+            if fi.kind == D.COMMAND and key == "name" and _same_name(fm.data.get("name"), fi.path):
+                severity = "info"  # `name: deploy` in deploy.md: redundant, and it says what happens anyway
+            elif fi.kind == D.RULE and key in _FOREIGN:
                 severity = "warning" if _narrows(key, fm.data) else "info"
             else:
                 severity = "info" if fi.kind in (D.RULE, D.MEMORY_INDEX, D.MEMORY_TOPIC) and rename is None \
@@ -346,6 +349,11 @@ def _foreign_finding(fi: FileInfo, key: str, line: int, data: dict, label: str, 
         msg = f"`{key}` is {label}'s field, but {label} does not read this file: {what}. {claude}; {advice}"
     return Finding("CTX502", "warning" if unscoped else "info", fi.path, key_span(fi, line, key), msg,
                    data={"explain": explain})
+
+
+def _same_name(value: object, path: Path) -> bool:
+    """Whether a legacy command's `name:` is the name its file gives it anyway."""
+    return isinstance(value, str) and value.strip().lstrip("/").lower() in (path.stem.lower(), command_name(path).lower())
 
 
 def _norm(key: str) -> str:

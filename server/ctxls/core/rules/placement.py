@@ -147,9 +147,10 @@ CRITICAL_DENSE_LINES = 10
           "with blank lines around it, and appended to by later fixes) and deletes it from its old place; when a "
           "file has several, the first fix moves them all at once, in their original order, and a one-line "
           "paragraph becomes a list item. It is offered only when the instruction stands alone (a list item or a "
-          "one-line paragraph), never for one line of a longer paragraph. Severity is warning when the line is "
-          "past the `max_lines` guidance (200), info otherwise, and info in a file that stresses 10 or more of its lines (its "
-          "emphasis is uniform: no one line is buried among the others). Lines under a heading that stresses its section "
+          "one-line paragraph), never for one line of a longer paragraph. Severity is always info: on real "
+          "repositories the lines it finds sit in the section they govern, and the file's length is CTX101's to "
+          "report. In a file that stresses 10 or more of its lines the message says so (its emphasis is uniform: "
+          "no one line is buried among the others). Lines under a heading that stresses its section "
           "(`## Caching (Critical)`, `## Mobile layout — mandatory`) are left where they are.")
 def buried_critical_instruction(ws: Workspace):
     cfg = ws.config
@@ -196,7 +197,9 @@ def buried_critical_instruction(ws: Workspace):
                     and not doc.lines[j].lstrip().startswith(("#", "|"))) >= CRITICAL_DENSE_LINES
         for i, unit in found:
             line = doc.lines[i]
-            severity = "warning" if i >= cfg.max_lines and not dense else "info"
+            # Info, always: on 48 real repositories not one buried line was worth a warning (each sat in the
+            # section it governs, and a long file is CTX101's to report).
+            severity = "info"
             before = ws.counter.count("\n".join(doc.lines[:i]))
             msg = (f"Critical instruction buried at line {i + 1} of {n}, after ~{before:,} tokens of an always-loaded "
                    f"file; move it to the top, where it is read first" if not dense else
