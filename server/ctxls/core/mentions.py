@@ -127,7 +127,9 @@ _CONDITIONAL_BEFORE = re.compile(r"\b(?:if|when|where|unless|whether)\b[^.;]{0,6
                                  r"[^.;]{0,20}$", re.IGNORECASE)
 # "check for `x`", "look for `x`": whether it is there is the question.
 _CHECKED_BEFORE = re.compile(r"\b(?:check(?:s|ing)?\s+(?:for|whether|if)|look(?:s|ing)?\s+for|search(?:es|ing)?\s+for)\b"
-                             r"[^.;:]{0,40}$", re.IGNORECASE)
+                             r"(?:(?!\.\s)[^;:]){0,60}$", re.IGNORECASE)
+# "Past exploration of Y", "the handler for X": a template line, with placeholder letters for nouns.
+_PLACEHOLDER_NOUN = re.compile(r"\b(?:of|for|about|on|with|from)\s+[XYZ]\b(?![\w.-])")
 # "For projects using Pino, see `x`": written for some projects, not necessarily this one.
 _FOR_PROJECTS = re.compile(r"\b(?:for|in)\s+(?:projects?|repos?|repositories|apps?|codebases?|services?)\s+"
                            r"(?:that\s+use|using|with|which\s+use)\b", re.IGNORECASE)
@@ -361,8 +363,10 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
         return Purpose(OPTIONAL, "the sentence makes it conditional (if it exists, when present, if any)")
     if _CHECKED_BEFORE.search(before):
         return Purpose(OPTIONAL, "the text checks whether it is there (check for, look for)")
-    if _FOR_PROJECTS.search(sentence):
+    if _FOR_PROJECTS.search(line[:col]):
         return Purpose(OPTIONAL, "the sentence is written for some projects (for projects using ...), not this one")
+    if _PLACEHOLDER_NOUN.search(line):
+        return Purpose(EXAMPLE, "the line is a template: it has placeholder letters for nouns (of X, for Y)")
     # not a path at all: a git branch ("Branch naming: `ui-v2/x`"), a module specifier ("`fn` from `pkg/test`")
     if _BRANCH_BEFORE.search(sentence):
         return Purpose(EXAMPLE, "the sentence is about git branch names")

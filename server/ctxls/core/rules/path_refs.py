@@ -336,6 +336,8 @@ def _link(out: list[_Tok], target: str, col: int) -> None:
     t = target.split("#", 1)[0].split("?", 1)[0]
     if not t or "%" in t:
         return  # escaped names (`my%20file.md`) cannot be rewritten in place; rare enough to skip
+    if t.isalpha() and t.islower():
+        return  # `[file.ext:line](link)`, `(url)`: a placeholder word (files without an extension: LICENSE, Makefile)
     out.append((col, t, "link", -1))
 
 
