@@ -57,6 +57,7 @@ from ..words import plural
 from ..findings import Edit, Finding, Fix, Related, Span
 from ..markdown import code_spans, prepare, structure
 from . import rule
+from .dup_parallel import block_of, line_runs, list_templates, masked, one_template
 
 if TYPE_CHECKING:
     from ..history import Change, History
@@ -117,6 +118,10 @@ class _File:
     """The content the units were taken from."""
     span: tuple[int, int] = (0, 0)
     """1-based first and last line the sessions load."""
+    runs: list[int] | None = None
+    """`dup_parallel.line_runs` of ``lines``, once asked for."""
+    lists: dict | None = None
+    """List or table -> its units, once asked for (`_Analysis._template`)."""
 
 
 @dataclass(slots=True)
@@ -380,24 +385,24 @@ def _analyse(ws: Workspace) -> "_Analysis":
     # severities run_checks writes into the (kept) findings, and how tokens are counted.
     memo_key = ("ctxls.rules.duplication", ws.root, ws.settings.home, threshold, min_words,
                 tuple(sorted(cfg.severity.items())), ws.counter.method)
-    layout, sequences, sources = _inputs(ws, min_words)
-    an = ws.fs.memo.get(memo_key)
+    # The analysis (and reading its units, cold) allocates many small objects; cyclic GC passes over the (large,
+    # long-lived) session model would cost more than the analysis itself, so they wait until it is done.
+    was_enabled = gc.isenabled()
+    gc.disable()
     try:
-        current = an is not None and an.update(layout, sources)
-    except Exception:
-        ws.fs.memo.pop(memo_key, None)  # half updated: the next check builds afresh
-        raise
-    if not current:
-        # The analysis allocates many small, short-lived objects; cyclic GC passes over the (large, long-lived)
-        # session model would cost more than the analysis itself, so they wait until it is done.
-        was_enabled = gc.isenabled()
-        gc.disable()
+        layout, sequences, sources = _inputs(ws, min_words)
+        an = ws.fs.memo.get(memo_key)
         try:
+            current = an is not None and an.update(layout, sources)
+        except Exception:
+            ws.fs.memo.pop(memo_key, None)  # half updated: the next check builds afresh
+            raise
+        if not current:
             an = _Analysis.build(layout, sequences, sources, threshold, min_words)
-        finally:
-            if was_enabled:
-                gc.enable()
-        ws.fs.memo[memo_key] = an
+            ws.fs.memo[memo_key] = an
+    finally:
+        if was_enabled:
+            gc.enable()
     _CACHE[ws] = (key, an)
     return an
 
@@ -497,6 +502,9 @@ class _Analysis:
         self._next_uid = 0
         self._order: dict[str, list[int]] = {}
         self._index: dict[str, set[int]] | None = None
+        self._tk: dict[int, tuple | None] = {}
+        """Unit uid -> `_template` (None: no instance of a template), once asked for (forgotten for the units of a
+        file that changes)."""
         self._head: str | None = None
         """The commit git history was read at for the CTX202 findings built (see `findings`)."""
 
@@ -559,39 +567,61 @@ class _Analysis:
     def _link_all(self) -> None:
         """Near duplicates by prefix filtering (ppjoin: representatives in size order, each probing with the
         prefix of its rarest words a pair at the threshold must share, indexing the prefix a shorter one must
-        share, positional filter), restricted to co-loading files: every pair at or above the threshold.
+        share, positional filter), restricted to co-loading files and leaving parallel items apart
+        (`dup_parallel`): every other pair at or above the threshold.
 
-        The representatives of one key (copies of an instruction in several files) have the same words, so they
-        probe as one class: once, in the files any of them loads with, each other key met is compared once, and
-        a pair found is linked to the members that load with its file (co-loading is symmetric)."""
-        classes: dict[str, dict[int, _Unit]] = {}  # key -> file -> its representative
-        for reps in self.reps_of:
-            for k, u in reps.items():
-                got = classes.get(k)
+        Representatives with the same content words (copies of an instruction in several files, and the items
+        of a templated list, which differ only in their numbers) probe as one class: once, in the files any of
+        them loads with, each other word set met is compared once, and a pair found is linked to the members
+        that load with its file (co-loading is symmetric). Members of one class are linked to each other
+        directly (similarity 1, when their keys differ), a list's items never: buckets are kept per file and
+        per list, and a member skips its own list's bucket whole, so a templated list of k items costs no k²
+        candidates."""
+        classes: dict[frozenset, dict[int, list[tuple[_Unit, int | None]]]] = {}  # words -> file -> reps
+        mixed: set[frozenset] = set()  # the classes whose members have more than one key
+        for fid, reps in enumerate(self.reps_of):
+            if not reps:
+                continue
+            f = self.files[fid]
+            runs = f.runs
+            if runs is None:
+                runs = f.runs = line_runs(f.lines)
+            for u in reps.values():
+                r = runs[u.start]  # (`block_of`, inline: this runs for every representative)
+                blk = r if r >= 0 and runs[u.end] == r else None
+                got = classes.get(u.words)
                 if got is None:
-                    classes[k] = {u.fid: u}
+                    classes[u.words] = {fid: [(u, blk)]}
+                    continue
+                mine = got.get(fid)
+                if mine is None:
+                    got[fid] = [(u, blk)]
+                    if u.words not in mixed and u.key != next(iter(got.values()))[0][0].key:
+                        mixed.add(u.words)
                 else:
-                    got[u.fid] = u
+                    mine.append((u, blk))  # (another key of this file)
+                    mixed.add(u.words)
         df: dict[str, int] = {}  # word -> how many representatives have it
-        for members in classes.values():
-            c = len(members)
-            for w in next(iter(members.values())).words:
+        for words, members in classes.items():
+            c = sum(map(len, members.values()))
+            for w in words:
                 df[w] = df.get(w, 0) + c
         rank_of = {w: i for i, (w, _) in enumerate(sorted(df.items(), key=lambda kv: (kv[1], kv[0])))}
-        firsts = sorted(((next(iter(m.values())), m) for m in classes.values()),
-                        key=lambda um: (len(um[0].words), um[0].uid))
-        # word -> file -> (representative, position of the word in its order, its size), in size order
-        index: dict[str, dict[int, list[tuple[_Unit, int, int]]]] = {}
+        firsts = sorted(((min(us[0][0].uid for us in m.values()), words, m) for words, m in classes.items()),
+                        key=lambda x: (len(x[1]), x[0]))
+        # word -> file -> (representative, position of the word in its order, its size, its list or table or
+        # None), in size order
+        index: dict[str, dict[int, list[tuple[_Unit, int, int, int | None]]]] = {}
         t = self.threshold
         ratio = t / (1 + t)
         index_fraction = 2 * t / (1 + t)
         ceil = math.ceil
-        similar = self.similar
         coload = self.coload
+        parallel = self._templated_pair
+        similar = self.similar
         # size -> (least size of a match, shared words needed per size up to it, probe and index prefixes)
         needs: dict[int, tuple] = {}
-        for first, members in firsts:
-            words = first.words
+        for _, words, members in firsts:
             toks = sorted(words, key=rank_of.__getitem__)
             n = len(toks)
             got = needs.get(n)
@@ -600,60 +630,176 @@ class _Analysis:
                                   range(min(n, n - ceil(t * n - 1e-9) + 1)),
                                   range(min(n, n - ceil(index_fraction * n - 1e-9) + 1)))
             lo, need_of, probe, indexed = got
-            single = len(members) == 1
-            near = coload[first.fid] if single else set().union(*[coload[f] for f in members])
-            owners: dict[int, list[_Unit]] = {}  # file -> the members that load with it
-            verdict: dict[str, float] = {}  # other key -> similarity, 0.0 below the threshold
+            single = None
+            if len(members) == 1:
+                (f0, single), = members.items()
+                near = coload[f0]
+            else:
+                near = set().union(*[coload[f] for f in members])
+            if words in mixed:
+                self._link_class(members, parallel)
+            owners: dict[int, list[tuple[_Unit, int | None]]] = {}  # file -> the members that load with it
+            verdict: dict[frozenset, float] = {}  # other word set -> similarity, 0.0 below the threshold
             for i in probe:
                 bucket = index.get(toks[i])
                 if bucket is None:
                     continue
                 left = n - i
-                for g in bucket.keys() & near:
-                    for v, j, m in bucket[g]:
+                # (`keys() & near` would copy every key: a word of a template is in every file)
+                for g in ([g for g in near if g in bucket] if len(near) < len(bucket) else bucket.keys() & near):
+                    mg = members.get(g)  # the members in file g
+                    for v, j, m, blk in bucket[g]:
                         if m < lo:
                             continue
-                        sim = verdict.get(v.key)
+                        sim = verdict.get(v.words)
                         if sim is None:
-                            # Decided where the key is first met: the first shared prefix word is the first
-                            # shared word overall (the positional filter's premise), the same for all its copies.
+                            # Decided where the word set is first met: the first shared prefix word is the first
+                            # shared word overall (the positional filter's premise).
                             need = need_of[m]
                             if left < need or m - j < need:
                                 sim = 0.0  # positional filter: too few words left to reach the threshold
                             else:
                                 inter = len(words & v.words)
                                 sim = inter / (n + m - inter) if inter >= need else 0.0
-                            verdict[v.key] = sim
+                            verdict[v.words] = sim
                         if not sim:
                             continue
-                        if single:
-                            us = members.values()
+                        if single is not None:
+                            us = single
                         else:
                             us = owners.get(g)
                             if us is None:
-                                us = owners[g] = [members[f] for f in members.keys() & coload[g]]
+                                us = owners[g] = [x for f in (members.keys() & coload[g]) for x in members[f]]
+                        if blk is not None and mg is not None and any(b == blk for _, b in mg):
+                            us = [x for x in us if x[1] != blk or x[0].fid != g]  # not the items of v's list
                         vid = v.uid
                         nb = similar.get(vid)
-                        if nb is None:
-                            nb = similar[vid] = {}
-                        for u in us:  # (a copy met again under a later prefix word is linked again: no change)
-                            nb[u.uid] = sim
-                            mine = similar.get(u.uid)
-                            if mine is None:
-                                similar[u.uid] = {vid: sim}
-                            else:
-                                mine[vid] = sim
-            # Indexed after probing: a key never meets itself (exact copies are CTX201's, not near duplicates).
+                        nv = -1 if blk is None else v.key.count(" ")
+                        for u, bu in us:  # (met again under a later prefix word: linked again)
+                            # (only items of two lists, with as many words, can be instances of one template)
+                            if u.fid == g or bu is None or nv != u.key.count(" ") or not parallel(u, v):
+                                if nb is None:
+                                    nb = similar[vid] = {}
+                                nb[u.uid] = sim
+                                mine = similar.get(u.uid)
+                                if mine is None:
+                                    similar[u.uid] = {vid: sim}
+                                else:
+                                    mine[vid] = sim
+            # Indexed after probing: a class never meets itself (`_link_class` linked its members).
             for j in indexed:
                 bucket = index.get(toks[j])
                 if bucket is None:
                     bucket = index[toks[j]] = {}
-                for fid, u in members.items():
+                for fid, us in members.items():
                     entries = bucket.get(fid)
                     if entries is None:
-                        bucket[fid] = [(u, j, n)]
+                        bucket[fid] = [(u, j, n, blk) for u, blk in us]
                     else:
-                        entries.append((u, j, n))
+                        entries += [(u, j, n, blk) for u, blk in us]
+
+    def _link_class(self, members: dict[int, list[tuple[_Unit, int | None]]], parallel) -> None:
+        """Link the representatives of one class (the same content words: similarity 1, and more than one key)
+        that are near duplicates: different keys, co-loading files, not parallel items. Pairs of files that
+        load together, or, when the class has few keys (copies of an instruction and of its other version),
+        pairs of keys: either way no pair of copies of one key is looked at more than once."""
+        by_key: dict[str, dict[int, list[tuple[_Unit, int | None]]]] = {}
+        for f, us in members.items():
+            for x in us:
+                got = by_key.get(x[0].key)
+                if got is None:
+                    by_key[x[0].key] = {f: [x]}
+                else:
+                    got.setdefault(f, []).append(x)
+        coload, link = self.coload, self._link
+        if len(by_key) <= 3:
+            groups = list(by_key.values())
+            pairs = [(a, b) for i, a in enumerate(groups) for b in groups[i + 1:]]
+        else:
+            pairs = [(members, members)]
+        for m1, m2 in pairs:
+            for f, us in m1.items():
+                co = coload[f]
+                for g in ([g for g in m2 if g in co] if len(m2) < len(co) else co & m2.keys()):
+                    if m1 is m2 and g <= f:
+                        if g == f and len(us) > 1:
+                            self._link_within(us)
+                        continue  # (each pair of files once)
+                    for u, bu in us:
+                        for v, bv in m2[g]:
+                            if u.key == v.key:
+                                continue
+                            if f == g:
+                                if bu is not None and bu == bv:
+                                    continue  # items of one list
+                            elif bu is not None and bv is not None and parallel(u, v):
+                                continue
+                            link(u, v, 1.0)
+
+    def _link_within(self, us: list[tuple[_Unit, int | None]]) -> None:
+        """`_link_class` in one file: its members in different lists (or outside any list) with different keys,
+        never two items of one list (so not k² per list)."""
+        lists: dict[int | None, list[_Unit]] = {}
+        for u, bu in us:
+            lists.setdefault(bu, []).append(u)
+        if len(lists) == 1 and None not in lists:
+            return
+        link = self._link
+        groups = list(lists.items())
+        for a, (bu, xs) in enumerate(groups):
+            if bu is None:
+                for k, u in enumerate(xs):
+                    for v in xs[k + 1:]:
+                        if u.key != v.key:
+                            link(u, v, 1.0)
+            for _, ys in groups[a + 1:]:
+                for u in xs:
+                    for v in ys:
+                        if u.key != v.key:
+                            link(u, v, 1.0)
+
+    def _block(self, u: _Unit) -> int | None:
+        """The list or table of its file ``u`` is in (None: neither)."""
+        f = self.files[u.fid]
+        runs = f.runs
+        if runs is None:
+            runs = f.runs = line_runs(f.lines)
+        return block_of(runs, u.start, u.end)
+
+    def _template(self, u: _Unit) -> tuple | None:
+        """``u`` as an instance of a template in its list (`dup_parallel.list_templates`): its masked words and
+        the list's enumerating positions, or None. Worked out for the whole list the first time."""
+        got = self._tk.get(u.uid, False)
+        if got is not False:
+            return got
+        f = self.files[u.fid]
+        lists = f.lists
+        if lists is None:
+            lists = f.lists = {}  # list or table -> its units
+            for x in self.units_of[u.fid]:
+                b = self._block(x)
+                if b is not None:
+                    lists.setdefault(b, []).append(x)
+        us = lists.get(self._block(u), [u])
+        for x, pos in zip(us, list_templates([x.key for x in us])):
+            self._tk[x.uid] = None if pos is None else (masked(x.key), pos)
+        return self._tk.get(u.uid)
+
+    def _templated_pair(self, u: _Unit, v: _Unit) -> bool:
+        """Units of two files that are instances of one template in their own lists (`dup_parallel`)."""
+        a = self._template(u)
+        if a is None:
+            return False
+        b = self._template(v)
+        return b is not None and one_template(a[0], a[1], b[0], b[1])
+
+    def _parallel(self, u: _Unit, v: _Unit) -> bool:
+        """Whether ``u`` and ``v`` are parallel items, never near duplicates: of one list, or of two instances
+        of one template."""
+        if u.fid == v.fid:
+            b = self._block(u)
+            return b is not None and b == self._block(v)
+        return self._templated_pair(u, v)
 
     def _link(self, u: _Unit, v: _Unit, sim: float) -> None:
         self.similar.setdefault(u.uid, {})[v.uid] = sim
@@ -866,6 +1012,8 @@ class _Analysis:
         # moved them (in order): their matches stay, as no comparison a match rests on changes (only findings
         # that quote their lines are redone, below). The others are removed and added.
         olds = self.units_of[fid]
+        for u in olds:
+            self._tk.pop(u.uid, None)  # (their lists may have changed)
         at: dict[tuple, list[int]] = {}
         for i, u in enumerate(olds):
             at.setdefault(_signature(old.lines, u.start, u.end, u.col, u.key, u.nested), []).append(i)
@@ -916,12 +1064,14 @@ class _Analysis:
                 self._order.pop(k, None)
                 if not by_file:
                     del self.groups[k]
-        # Near-duplicate graph: drop representatives that are gone or no longer first, link the new ones.
+        # Near-duplicate graph: every representative of the file is linked again (whether two units are parallel
+        # items depends on the lists around them, which an edit anywhere in the file may change); those gone or
+        # no longer first leave the word index, the new ones join it.
         old_reps, new_reps = self.reps_of[fid], _reps(units)
         self.reps_of[fid] = new_reps
         for k, r in old_reps.items():
+            self._unlink(r, touched)
             if new_reps.get(k) is not r:
-                self._unlink(r, touched)
                 for w in r.words:
                     got = index.get(w)
                     if got is not None:
@@ -929,13 +1079,13 @@ class _Analysis:
                         if not got:
                             del index[w]
         for k, r in new_reps.items():
+            for v, sim in self._probe(r):
+                self._link(r, v, sim)
+                touched.add(v.uid)
             if old_reps.get(k) is not r:
-                for v, sim in self._probe(r):
-                    self._link(r, v, sim)
-                    touched.add(v.uid)
                 for w in r.words:
                     index.setdefault(w, set()).add(r.uid)
-                touched.add(r.uid)
+            touched.add(r.uid)
         for k in keys:
             for us in self.groups.get(k, {}).values():
                 touched.update(u.uid for u in us)
@@ -976,7 +1126,7 @@ class _Analysis:
                     continue
                 seen.add(vid)
                 v = self.by_uid[vid]
-                if v.fid not in co or v.key == u.key:
+                if v.fid not in co or v.key == u.key or self._parallel(u, v):
                     continue
                 m = len(v.words)
                 if min(n, m) < t * max(n, m) - 1e-9:
@@ -1245,8 +1395,6 @@ def _disagree(files: list[_File], m: _Match) -> bool:
     `Lint fix`) are not versions of one instruction."""
     u, v = m.later, m.earlier
     f, g = files[u.fid], files[v.fid]
-    if u.fid == v.fid and _same_block(f.lines, min(u.start, v.start), max(u.end, v.end)):
-        return False  # items of one list or rows of one table: parallel items, not versions
     wa, wb = u.key.split(), v.key.split()
     nums_a = {w for w in wa if any(c.isdigit() for c in w)}
     nums_b = {w for w in wb if any(c.isdigit() for c in w)}
@@ -1268,19 +1416,6 @@ def _disagree(files: list[_File], m: _Match) -> bool:
                     names.update(normalise(sp))
         if extra <= names:
             return False  # one copy spells a name of the other's code spans differently
-    return True
-
-
-def _same_block(lines: list[str], first: int, last: int) -> bool:
-    """Whether lines ``first..last`` are one list or one table: no blank line, heading or paragraph between."""
-    if last - first > 200:
-        return False
-    for i in range(first, last + 1):
-        t = lines[i].strip() if i < len(lines) else ""
-        if not t:
-            return False
-        if not (t[0] in "-*+|" or _ITEM_RE.match(lines[i]) or lines[i][:1].isspace()):
-            return False
     return True
 
 
