@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import re
 
-_ITEM_RE = re.compile(r"^( *)(?:[-*+]|\d{1,9}[.)])(?: +|$)")
+from .dup_units import ITEM_RE
+
 
 
 def line_runs(lines: list[str]) -> list[int]:
@@ -31,7 +32,7 @@ def line_runs(lines: list[str]) -> list[int]:
     out = [-1] * len(lines)
     run = -1
     prev = False
-    match = _ITEM_RE.match
+    match = ITEM_RE.match
     for i, line in enumerate(lines):
         t = line.strip()
         ok = bool(t) and (t[0] in "-*+|" or line[:1].isspace() or match(line) is not None)
