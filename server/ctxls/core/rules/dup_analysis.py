@@ -72,6 +72,10 @@ class Analysis:
         self.templates: dict[int, tuple | None] = {}
         """Unit uid -> `dup_pairs.template` (None: no instance of a template), once asked for (forgotten for the
         units of a file that changes)."""
+        self.interned_templates: dict[tuple, tuple] = {}
+        """Each template `dup_pairs.template` made, once: equal ones are one object."""
+        self.template_pairs: dict[tuple[int, int], bool] = {}
+        """(id, id) of two interned templates -> `dup_parallel.one_template` of them."""
         self._head: str | None = None
         """The commit git history was read at for the CTX202 findings built (see `findings`)."""
 

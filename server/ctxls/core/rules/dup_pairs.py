@@ -234,8 +234,13 @@ def template(an: Analysis, u: Unit) -> tuple | None:
             if b is not None:
                 lists.setdefault(b, []).append(x)
     us = lists.get(block(an, u), [u])
+    interned = an.interned_templates
     for x, pos in zip(us, list_templates([x.key for x in us])):
-        an.templates[x.uid] = None if pos is None else (masked(x.key), pos)
+        if pos is None:
+            an.templates[x.uid] = None
+        else:  # (one object for equal templates: the items of a numbered list all have the same)
+            t = (masked(x.key), pos)
+            an.templates[x.uid] = interned.setdefault(t, t)
     return an.templates.get(u.uid)
 
 
@@ -245,7 +250,15 @@ def templated_pair(an: Analysis, u: Unit, v: Unit) -> bool:
     if a is None:
         return False
     b = template(an, v)
-    return b is not None and one_template(a[0], a[1], b[0], b[1])
+    if b is None:
+        return False
+    if a is b:
+        return True  # (the same words where the numbers are, the same positions vary)
+    key = (id(a), id(b))  # (interned, and kept: ids stay theirs)
+    got = an.template_pairs.get(key)
+    if got is None:
+        got = an.template_pairs[key] = one_template(a[0], a[1], b[0], b[1])
+    return got
 
 
 def parallel(an: Analysis, u: Unit, v: Unit) -> bool:
