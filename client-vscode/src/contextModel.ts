@@ -1,8 +1,12 @@
 // The context of the active editor's directory, fetched with `ctxls/context` on editor change and whenever
-// the server says it re-checked. The status bar and the context view both show it.
+// the server says it re-checked, for one agent: the one picked for this workspace (ctxls.pickAgent, kept in
+// workspaceState), else the `ctxls.context.agent` setting. The status bar and the context view both show it.
 import * as vscode from 'vscode';
 import type { LanguageClient } from 'vscode-languageclient/node';
-import { CONTEXT_REQUEST, ContextParams, ContextResult } from './protocol';
+import { AGENTS, AgentsInfo, CONTEXT_REQUEST, ContextParams, ContextResult, DEFAULT_AGENT } from './protocol';
+
+/** workspaceState key of the agent picked for this workspace */
+export const PICKED_AGENT_KEY = 'ctxls.context.agent';
 
 export class ContextModel implements vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
@@ -15,8 +19,49 @@ export class ContextModel implements vscode.Disposable {
   private seq = 0;
   private readonly subs: vscode.Disposable[] = [];
 
-  constructor() {
-    this.subs.push(vscode.window.onDidChangeActiveTextEditor(() => this.refresh()));
+  /** the last agent list the server sent (the picker's marks); undefined until then */
+  agents: AgentsInfo | undefined;
+
+  constructor(private readonly memento: vscode.Memento) {
+    this.subs.push(
+      vscode.window.onDidChangeActiveTextEditor(() => this.refresh()),
+      vscode.workspace.onDidChangeConfiguration(async (e) => {
+        if (e.affectsConfiguration('ctxls.context.agent')) {
+          // the setting changed after an agent was picked here: the newer choice wins
+          await this.memento.update(PICKED_AGENT_KEY, undefined);
+          await this.refresh();
+        }
+      }),
+    );
+  }
+
+  /** The agent the context is for: the one picked for this workspace, else the setting, else Claude Code. */
+  get agent(): string {
+    const picked = this.memento.get<string>(PICKED_AGENT_KEY);
+    if (picked && isAgent(picked)) {
+      return picked;
+    }
+    const set = vscode.workspace.getConfiguration('ctxls').get<string>('context.agent', DEFAULT_AGENT);
+    return isAgent(set) ? set : DEFAULT_AGENT;
+  }
+
+  /** Where the agent comes from: the picker (this workspace) or the setting. */
+  get agentOrigin(): 'picked' | 'setting' {
+    const picked = this.memento.get<string>(PICKED_AGENT_KEY);
+    return picked && isAgent(picked) ? 'picked' : 'setting';
+  }
+
+  /** Show ``agent``'s context from now on in this workspace (kept across reloads), and fetch it. */
+  async setAgent(agent: string): Promise<void> {
+    if (!isAgent(agent)) {
+      throw new Error(`no agent profile ${JSON.stringify(agent)} (known: ${AGENTS.map((a) => a.id).join(', ')})`);
+    }
+    await this.memento.update(PICKED_AGENT_KEY, agent);
+    await this.refresh();
+  }
+
+  agentName(agent = this.agent): string {
+    return (this.agents?.all ?? AGENTS).find((a) => a.id === agent)?.name ?? agent;
   }
 
   setClient(client: LanguageClient | undefined): void {
@@ -43,12 +88,14 @@ export class ContextModel implements vscode.Disposable {
       return;
     }
     try {
-      const params: ContextParams = { uri: uri.toString() };
+      const agent = this.agent;
+      const params: ContextParams = { uri: uri.toString(), agent };
       const res = await client.sendRequest<ContextResult | null>(CONTEXT_REQUEST, params);
       if (mine !== this.seq) {
         return; // a newer request is on its way
       }
       this.current = res ?? undefined;
+      this.agents = res?.agents ?? this.agents;
       this.uri = uri;
       this.error = undefined;
     } catch (err) {
@@ -65,6 +112,10 @@ export class ContextModel implements vscode.Disposable {
     this.subs.forEach((s) => s.dispose());
     this.changed.dispose();
   }
+}
+
+export function isAgent(id: string): boolean {
+  return AGENTS.some((a) => a.id === id);
 }
 
 /** 950, 4.2K, 1.2M */

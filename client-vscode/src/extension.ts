@@ -4,6 +4,7 @@ import {
   ExecuteCommandRequest, LanguageClient, LanguageClientOptions, ServerOptions, State,
 } from 'vscode-languageclient/node';
 import { AGENT_ASK, askAgent, fixDiagnostic, promptFor, rememberFact } from './agent';
+import { PICK_AGENT, pickAgent } from './agentPicker';
 import { ContextModel } from './contextModel';
 import { ContextView } from './contextView';
 import { findServer, showServerMissing } from './launch';
@@ -36,7 +37,7 @@ let starting: Promise<void> | undefined;
 export async function activate(ctx: vscode.ExtensionContext): Promise<CtxlsApi> {
   const output = vscode.window.createOutputChannel('ctxls');
   const log = (line: string) => output.appendLine(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
-  const model = new ContextModel();
+  const model = new ContextModel(ctx.workspaceState);
   const statusBar = new ContextStatusBar(model);
   const view = new ContextView(model);
   ctx.subscriptions.push(output, model, statusBar, view);
@@ -130,8 +131,10 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<CtxlsApi> 
   const activeUri = () => model.target()?.toString();
 
   ctx.subscriptions.push(
-    vscode.commands.registerCommand('ctxls.showContextReport',
-      (uri?: vscode.Uri | string) => serverCommand('ctxls.contextReport', [uri ? uri.toString() : activeUri()])),
+    // the report of the agent the view shows (the server's ctxls.contextReport takes it as its second argument)
+    vscode.commands.registerCommand('ctxls.showContextReport', (uri?: vscode.Uri | string) =>
+      serverCommand('ctxls.contextReport', [uri ? uri.toString() : activeUri(), model.agent])),
+    vscode.commands.registerCommand(PICK_AGENT, (agent?: string) => pickAgent(model, agent)),
     vscode.commands.registerCommand('ctxls.showBudgetReport', () => serverCommand('ctxls.budgetReport', [])),
     vscode.commands.registerCommand('ctxls.checkWorkspace', async () => {
       const res = await serverCommand('ctxls.refresh', []);

@@ -3,6 +3,9 @@ compare report command and the `ctxls/context` request with an agent."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -90,3 +93,76 @@ async def test_context_request_with_an_agent(client: LanguageClient) -> None:
     assert default["context"]["agent"] == "claude-code"
     assert await client.protocol.send_request_async("ctxls/context", {"uri": root.as_uri(), "agent": "windsurf"}) \
         is None
+
+
+async def test_context_request_says_which_agents_the_workspace_targets(client: LanguageClient) -> None:
+    """The agent picker's marks: every profile, and the targeted ones (files exist: CLAUDE.md, AGENTS.md and
+    `.cursor/` here; `[check] agents` when set)."""
+    root = client.root
+    got = _plain(await client.protocol.send_request_async("ctxls/context", {"uri": root.as_uri(), "agent": "cursor"}))
+    assert got["agent"] == "cursor" == got["context"]["agent"]
+    agents = got["agents"]
+    assert [a["id"] for a in agents["all"]] == ["claude-code", "codex", "cursor", "copilot", "gemini"]
+    assert {a["id"]: a["name"] for a in agents["all"]}["gemini"] == "Gemini CLI"
+    assert agents["targeted"] == ["claude-code", "codex", "cursor"] and agents["targeted_by"] == "files"
+    # `[check] agents` decides once it is set (the server re-reads .ctxls.toml when it changes)
+    toml = root / ".ctxls.toml"
+    text = toml.read_text()
+    toml.write_text(text + '\n[check]\nagents = ["claude-code", "gemini"]\n')
+    client.workspace_did_change_watched_files(T.DidChangeWatchedFilesParams(changes=[
+        T.FileEvent(uri=toml.as_uri(), type=T.FileChangeType.Changed)]))
+    for _ in range(100):
+        got = _plain(await client.protocol.send_request_async("ctxls/context", {"uri": root.as_uri()}))
+        if got["agents"]["targeted_by"] == "check.agents":
+            break
+        await asyncio.sleep(0.1)
+    assert got["agents"]["targeted"] == ["claude-code", "gemini"] and got["agents"]["targeted_by"] == "check.agents"
+
+
+async def test_context_report_for_an_agent(client: LanguageClient) -> None:
+    """`ctxls.contextReport(uri, agent)`: the picked agent's session table, in its own report file; an unknown
+    agent opens nothing."""
+    root = client.root
+    src = root / "services" / "billing" / "src" / "refunds.py"
+    res = await client.workspace_execute_command_async(T.ExecuteCommandParams(
+        command="ctxls.contextReport", arguments=[src.as_uri(), "codex"]))
+    report = root / ".ctxls" / "reports" / "context-codex.md"
+    assert res["uri"] == report.as_uri()
+    text = report.read_text()
+    ctx = _plain(await client.protocol.send_request_async("ctxls/context", {"uri": src.as_uri(), "agent": "codex"}))
+    startup = ctx["context"]["startup_tokens"]
+    assert text.startswith("# Context of a Codex session in ")
+    assert f"Codex started in `services/billing/src` loads **{startup:,} tokens**" in text \
+        or f"Codex started in `services/billing/src` loads **~{startup:,} tokens**" in text, text[:400]
+    assert "does not count Codex's own system prompt" in text and "`AGENTS.md:1-" in text and "✂" in text
+    assert "services/billing/CLAUDE.md" not in text  # Codex reads no CLAUDE.md
+    claude = await client.workspace_execute_command_async(T.ExecuteCommandParams(
+        command="ctxls.contextReport", arguments=[src.as_uri()]))
+    assert claude["uri"].endswith("/.ctxls/reports/context.md")
+    assert "services/billing/CLAUDE.md" in (root / ".ctxls" / "reports" / "context.md").read_text()
+    assert await client.workspace_execute_command_async(T.ExecuteCommandParams(
+        command="ctxls.contextReport", arguments=[src.as_uri(), "windsurf"])) is None
+
+
+async def test_cursor_context_starts_at_the_workspace_folder(client: LanguageClient) -> None:
+    """Cursor runs in the editor: its session starts at the workspace folder whichever file is active, and the
+    file is a touch (the other agents start in the file's directory). The same as the CLI's for that start."""
+    root = client.root
+    src = root / "services" / "billing" / "src" / "refunds.py"
+    got = _plain(await client.protocol.send_request_async("ctxls/context", {"uri": src.as_uri(), "agent": "cursor"}))
+    ctx = got["context"]
+    assert ctx["start_dir"] == "." and ctx["touched"] == ["services/billing/src/refunds.py"]
+    rule = [b for b in ctx["blocks"] if b["source"] == ".cursor/rules/style.mdc"]
+    assert len(rule) == 1 and rule[0]["startup"], ctx["blocks"]
+    cli = subprocess.run([sys.executable, "-m", "ctxls", "context", str(root), "--agent", "cursor", "--touch",
+                          str(src), "--format", "json"], cwd=root, capture_output=True, text=True, timeout=60, check=True)
+    assert ctx == json.loads(cli.stdout)
+    codex = _plain(await client.protocol.send_request_async("ctxls/context", {"uri": src.as_uri(), "agent": "codex"}))
+    assert codex["context"]["start_dir"] == "services/billing/src"  # a CLI: started in the file's directory
+    # the hover's Cursor figure is that session's too
+    res = await client.text_document_hover_async(T.HoverParams(
+        text_document=T.TextDocumentIdentifier(uri=(root / "services" / "billing" / "CLAUDE.md").as_uri()),
+        position=T.Position(0, 0)))
+    tokens = sum(b["tokens"] for b in ctx["blocks"] if b["startup"])
+    assert f" · Cursor {tokens}" in res.contents.value.splitlines()[0] or \
+        f" · Cursor {tokens / 1000:.1f}K" in res.contents.value.splitlines()[0], res.contents.value.splitlines()[0]

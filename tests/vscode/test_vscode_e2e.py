@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -163,15 +164,43 @@ def test_api(tools, extension, workspace: Path, tmp_path: Path, out_root: Path) 
     assert res["status_text"] == status_text(want)
     assert res["status_warning"] is None
 
-    startup, touch = res["view"]
+    startup, touch, *rest = res["view"]
     assert startup["label"] == "Startup in services/billing/src"
     assert len(startup["children"]) == sum(1 for b in want["blocks"] if b["startup"])
     claude = next(c for c in startup["children"] if c["label"] == "CLAUDE.md: services/billing/CLAUDE.md")
     assert claude["command"] == "vscode.open" and claude["target"] == str(workspace / "services/billing/CLAUDE.md")
     assert touch["label"] == "Reading services/billing/src/refunds.py appends"
     appended = [b for b in want["blocks"] if not b["startup"]]
-    assert len(touch["children"]) == len(appended) and appended[0]["kind"] == "read"
-    assert touch["children"][0]["label"] == "file read: services/billing/src/refunds.py"
+    # only the file itself: the view says so instead of leaving the reader to guess
+    assert [b["kind"] for b in appended] == ["read"], appended
+    assert [c["label"] for c in touch["children"]] == ["file read: services/billing/src/refunds.py",
+                                                        "no instructions appended"], touch["children"]
+
+    # what does not load (the CLI's skipped files, less those that load anyway), in a group of its own
+    loaded = {b["source"] for b in want["blocks"] if b["source"]}
+    skipped = [k for k in want["skipped"] if k["source"] not in loaded]
+    assert [g["label"] for g in rest] == ([f"Not loaded ({len(skipped)})"] if skipped else [])
+    if skipped:
+        assert [c["label"] for c in rest[0]["children"]] == [f"import: {k['source']}" for k in skipped]
+        assert all(c["description"].startswith("not loaded · ") for c in rest[0]["children"])
+
+    # the agent picker's state: the setting's default, a pick, the setting again
+    dflt = res["agent_default"]
+    assert dflt == {"agent": "claude-code", "origin": "setting", "answered": "claude-code", "targeted": ["claude-code"],
+                    "targeted_by": "files", "all": ["claude-code", "codex", "cursor", "copilot", "gemini"],
+                    "view_description": "Claude Code"}, dflt
+    codex = res["agent_codex"]
+    assert res["agent_pick_result"] == "codex"
+    assert codex["context"] == cli_agent_context(workspace, src.parent, "codex", src)
+    assert codex["origin"] == "picked" and codex["view_description"] == "Codex"
+    assert codex["status_text"] == status_text(codex["context"]) + " · Codex"
+    # nothing of Codex's here: no AGENTS.md, and its session holds only its wrapper and the file read
+    assert codex["context"]["startup_tokens"] == 0 and codex["groups"][0]["children"] == ["nothing loads at startup"]
+    assert codex["groups"][1]["children"][-1] == "no instructions appended", codex["groups"]
+    assert "windsurf" in res["agent_unknown"] and res["agent_after_unknown"] == "codex"
+    assert res["agent_setting"] == {"agent": "copilot", "origin": "setting", "answered": "copilot",
+                                    "view_description": "Copilot"}
+    assert res["agent_reset"] == {"agent": "claude-code", "status_text": status_text(want)}
 
     conf = res["configured"]
     assert conf["session_budget_tokens"] == 100 and conf["window"] == 100000
@@ -273,3 +302,154 @@ def test_ask_agent(tools, extension, workspace: Path, tmp_path: Path, out_root: 
     assert len(messages[2]["messages"]) > len(messages[1]["messages"])  # the session stays open across asks
     audit = [json.loads(x) for x in (workspace / ".ctxls" / "audit.jsonl").read_text().splitlines()]
     assert [(a["tool"], a["decision"]) for a in audit] == [("edit_file", "approved")]
+
+
+FIVE_AGENTS = REPO / "fixtures" / "compare" / "five_agents" / "tree"
+AGENT_NAMES = {"claude-code": "Claude Code", "codex": "Codex", "cursor": "Cursor", "copilot": "Copilot",
+               "gemini": "Gemini CLI"}
+PICKER_TARGETS = ["claude-code", "codex", "gemini"]  # `[check] agents` of the workspace below
+
+
+@pytest.fixture
+def agents_workspace(tmp_path: Path) -> Path:
+    """fixtures/compare/five_agents (every agent's files) as a git repository (Codex's project root), with a
+    100-byte Codex project-doc budget, so AGENTS.md loads in part, and `[check] agents` naming three of them."""
+    tree = tmp_path / "five"
+    shutil.copytree(FIVE_AGENTS, tree, symlinks=True)
+    ws = tree / "repo"
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, timeout=30)
+    (ws / ".ctxls.toml").write_text(
+        'home = "../home"\nceiling = "."\nmanaged_dir = "../managed"\nauto_memory_dir = "../home/mem"\n'
+        'today = "2026-11-29"\ncodex_project_doc_max_bytes = 100\n\n'
+        f'[check]\nagents = {json.dumps(PICKER_TARGETS)}\n')
+    return ws
+
+
+def cli_agent_context(ws: Path, start: Path, agent: str, *touch: Path) -> dict:
+    args = [str(CTXLS), "context", str(start), "--agent", agent, "--format", "json"]
+    for t in touch:
+        args += ["--touch", str(t)]
+    return json.loads(subprocess.run(args, cwd=ws, capture_output=True, text=True, timeout=60, check=True).stdout)
+
+
+_BLOCK_ROW = re.compile(r"^(?P<label>.*?) (?P<tokens>~?[\d,]+) tokens · (?P<trigger>.+)$")
+
+
+def view_blocks(rows: list[str]) -> list[tuple]:
+    """(source, tokens, trigger) of each block row of the context view, in order (group rows left out)."""
+    out = []
+    for r in rows:
+        m = _BLOCK_ROW.match(r)
+        if not m or r.startswith(("Startup in ", "Reading ")):
+            continue
+        label = m["label"]
+        out.append((label.split(": ", 1)[1] if ": " in label else None, int(m["tokens"].lstrip("~").replace(",", "")),
+                    m["trigger"]))
+    return out
+
+
+def cli_blocks(ctx: dict) -> list[tuple]:
+    """The same for the CLI's document: startup blocks first, then what the touch appends (the view's groups)."""
+    blocks = [b for b in ctx["blocks"] if b["startup"]] + [b for b in ctx["blocks"] if not b["startup"]]
+    return [(b["source"], b["tokens"], b["trigger"]) for b in blocks]
+
+
+def loaded_selection(ws: Path, source: str, lines: list[int]) -> str:
+    """What VS Code's status bar says for a selection of whole lines ``lines`` of ``source``."""
+    text = (ws / source).read_text().split("\n")
+    first, last = lines
+    chars = sum(len(x) for x in text[first - 1:last]) + (last - first)
+    return f"Ln {last}, Col {len(text[last - 1]) + 1} ({chars} selected)"
+
+
+def check_agent_view(step: dict, ws: Path, ctx: dict, agent: str) -> None:
+    """The view of ``step`` shows ``agent`` and exactly the CLI's blocks; the status bar its startup figure; each
+    block opened at its loaded lines."""
+    name = AGENT_NAMES[agent]
+    assert step["header"].lower().startswith("agent context (ctxls)"), step  # (the title is CSS-capitalised)
+    assert step["header"].endswith(f" {name}"), step["header"]  # the view's description
+    assert view_blocks(step["rows"]) == cli_blocks(ctx), step["rows"]
+    start = next(r for r in step["rows"] if r.startswith("Startup in "))
+    assert start.startswith(f"Startup in {ctx['start_dir']} "), start
+    appended = [b for b in ctx["blocks"] if not b["startup"]]
+    assert any(r.startswith(f"Reading {ctx['touched'][0]} appends") for r in step["rows"]), step["rows"]
+    if not [b for b in appended if b["kind"] != "read"]:
+        assert "no instructions appended" in step["rows"], step["rows"]
+    else:
+        assert "no instructions appended" not in step["rows"], step["rows"]
+    loaded = {b["source"] for b in ctx["blocks"] if b["source"]}
+    skipped = [k for k in ctx["skipped"] if k["source"] not in loaded]
+    for k in skipped:
+        if k["trigger"].startswith("touch:"):  # shown under the touch group, with the reason
+            assert any(k["source"] in r and "not loaded" in r for r in step["rows"]), (k, step["rows"])
+    others = [k for k in skipped if not k["trigger"].startswith("touch:")]
+    assert (f"Not loaded ({len(others)})" in step["rows"]) == bool(others), step["rows"]
+    if "status" in step:
+        assert step["status"] == status_text(ctx) + ("" if agent == "claude-code" else f" · {name}")
+    if "opened" in step:
+        sourced = [b for b in ctx["blocks"] if b["source"] and b["lines"]]
+        assert [o["source"] for o in step["opened"]] == [b["source"] for b in
+                                                        [b for b in sourced if b["startup"]] +
+                                                        [b for b in sourced if not b["startup"]]], step["opened"]
+        for o in step["opened"]:
+            block = next(b for b in sourced if b["source"] == o["source"])
+            assert o["tab"].startswith(Path(o["source"]).name), o
+            assert ("svc" in o["breadcrumbs"]) == o["source"].startswith("svc/"), o
+            assert o["selection"] == loaded_selection(ws, o["source"], block["lines"]), (o, block)
+
+
+def test_agent_picker(tools, extension, agents_workspace: Path, tmp_path: Path, out_root: Path) -> None:
+    """The agent picker through the real UI, on a workspace with every agent's files: the setting's agent
+    first; Codex from the view's title button, kept over a window reload and a server restart; then Cursor from
+    the palette. Each time the view's blocks are the CLI's (`ctxls context svc --agent A --touch svc/app.py`;
+Cursor's from the workspace folder),
+    the status bar follows, and every block opens at its loaded lines (Codex's AGENTS.md up to its cut)."""
+    ws = agents_workspace
+    out = out_root / "agents"
+    svc, app = ws / "svc", ws / "svc" / "app.py"
+    # Cursor runs in the editor: its session starts at the workspace folder, and the active file is a touch
+    want = {a: cli_agent_context(ws, ws if a == "cursor" else svc, a, app) for a in ("gemini", "codex", "cursor")}
+    cut = next(b for b in want["codex"]["blocks"] if b["source"] == "AGENTS.md")
+    assert cut["cut"] and "100-byte" in cut["cut"]  # the fixture does what the test is about
+    assert cut["lines"][1] < len((ws / "AGENTS.md").read_text().splitlines())
+    cs = CodeServer(tools, tmp_path / "cs", ws, settings={"ctxls.server.path": str(CTXLS),
+                                                          "ctxls.context.agent": "gemini"})
+    with cs:
+        cs.install(extension["vsix"])
+        cs.start()
+        res = run_driver(tools, HERE / "ui_driver.js", {
+            "CS_URL": cs.url, "WS_DIR": str(ws), "OUT_DIR": str(out), "AGENT_SETTING_NAME": "Gemini CLI",
+            "STEPS": "agentsetting,agentpick,agentreload,agentrestart,agentpalette"}, tmp_path / "ui.json",
+            timeout=600)
+    cs.keep_logs(out)
+    (out / "result.json").write_text(json.dumps(res, indent=2))
+    assert res["ok"], f"{json.dumps(res.get('steps'), indent=1)[-4000:]}\n{res['stderr_tail']}"
+    steps = {s["name"]: s for s in res["steps"]}
+
+    check_agent_view(steps["agentsetting"], ws, want["gemini"], "gemini")  # the setting's default applies
+    pick = steps["agentpick"]
+    check_agent_view(pick, ws, want["codex"], "codex")
+    # the picker: every agent in table order, the targeted ones marked, the current one (the setting's) marked
+    rows = pick["picker_rows"]
+    assert [next(n for a, n in AGENT_NAMES.items() if r.startswith(n)) for r in rows] == list(AGENT_NAMES.values())
+    for agent, row in zip(AGENT_NAMES, rows):
+        assert (("targeted ([check] agents)" in row) == (agent in PICKER_TARGETS)), row
+        assert ("not in [check] agents" in row) == (agent not in PICKER_TARGETS), row
+        assert ("current" in row) == (agent == "gemini"), row
+    assert "current (setting ctxls.context.agent)" in rows[-1]
+    assert pick["picker_active"] and pick["picker_active"][0].startswith("Gemini CLI"), pick["picker_active"]
+    # the cut file opens at the lines that load, not the whole file
+    opened = next(o for o in pick["opened"] if o["source"] == "AGENTS.md")
+    assert opened["selection"].startswith(f"Ln {cut['lines'][1]}, "), opened
+
+    for name in ("agentreload", "agentrestart"):  # kept for the workspace
+        check_agent_view(steps[name], ws, want["codex"], "codex")
+    pal = steps["agentpalette"]
+    check_agent_view(pal, ws, want["cursor"], "cursor")
+    always = next(b for b in want["cursor"]["blocks"] if b["source"] == ".cursor/rules/always.mdc")
+    assert always["startup"] and always["lines"][0] > 1  # the body after the frontmatter: opened from there
+    assert any(b["source"] == "svc/AGENTS.md" and not b["startup"] for b in want["cursor"]["blocks"])
+    cur = [r for r in pal["picker_rows"] if "current" in r]
+    assert len(cur) == 1 and cur[0].startswith("Codex") and "current (setting" not in cur[0], pal["picker_rows"]
+    # the three agents' views differ (the test would pass on a view that ignored the agent otherwise)
+    assert len({tuple(view_blocks(steps[s]["rows"])) for s in ("agentsetting", "agentpick", "agentpalette")}) == 3

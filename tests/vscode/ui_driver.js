@@ -90,6 +90,120 @@ async function editorText(page) {
   return (await page.locator('.editor-instance .monaco-editor .view-lines').first().innerText()).replace(/\u00a0/g, ' ');
 }
 
+/** The "Agent context (ctxls)" pane, made visible with room for its rows (the folder tree above it collapsed:
+ * lists render their visible rows only). */
+async function contextPane(page) {
+  await page.keyboard.press('Control+Shift+E');
+  const header = page.locator('.pane-header', { hasText: /Agent context \(ctxls\)/i }).first();
+  await header.waitFor({ timeout: 20000 });
+  const folders = page.locator('.pane-header[aria-label^="Explorer Section"]').first();
+  if ((await folders.count()) && (await folders.getAttribute('aria-expanded')) === 'true') {
+    await folders.click();
+  }
+  if ((await header.getAttribute('aria-expanded')) !== 'true') {
+    await header.click();
+  }
+  return { header, pane: page.locator('.pane', { has: header }).first() };
+}
+
+/** A tree's rows as "label description" (innerText runs the two together). */
+async function treeRows(pane) {
+  return pane.locator('.monaco-list-row').evaluateAll((rows) => rows.map((r) => {
+    const part = (sel) => (r.querySelector(sel)?.innerText ?? '').replace(/\s+/g, ' ').trim();
+    const label = part('.label-name') || r.innerText.replace(/\s+/g, ' ').trim();
+    const desc = part('.label-description');
+    return desc ? `${label} ${desc}` : label;
+  }));
+}
+
+/** Wait until the context view names ``agent`` and lists blocks, then read its header and rows. */
+async function agentView(page, agent, out) {
+  const { header, pane } = await contextPane(page);
+  await page.waitForFunction((name) => {
+    const h = [...document.querySelectorAll('.pane-header')].find((e) => /Agent context \(ctxls\)/i.test(e.innerText));
+    const p = h && h.closest('.pane');
+    return h && h.innerText.includes(name) && p && [...p.querySelectorAll('.monaco-list-row')]
+      .some((r) => r.innerText.startsWith('Startup in'));
+  }, agent, { timeout: 30000 });
+  await page.waitForTimeout(700); // the tree renders its children a frame after the groups
+  out.header = (await header.innerText()).replace(/\s+/g, ' ').trim();
+  out.rows = await treeRows(pane);
+  return pane;
+}
+
+/** Select each row naming a source file (the loaded blocks, not the "not loaded" ones) and read what opens:
+ * the active tab, the selection in the status bar ("Ln 2, Col 56 (120 selected)"). Opening a file makes it the
+ * active one, and the view then shows its directory: ``active`` is opened again before each row. */
+async function openEachBlock(page, agent, active, out) {
+  out.opened = [];
+  const texts = out.rows;
+  for (const text of texts) {
+    const m = /^[^:]+: (\S+) ~?[\d,]+ tokens · /.exec(text);
+    if (!m) {
+      continue;
+    }
+    await openFile(page, active);
+    const pane = await agentView(page, agent, {});
+    const rows = pane.locator('.monaco-list-row');
+    const all = await treeRows(pane);
+    const i = all.indexOf(text);
+    if (i < 0) {
+      throw new Error(`row ${text} is gone: ${JSON.stringify(all)}`);
+    }
+    await rows.nth(i).click();
+    const base = path.basename(m[1]);
+    await page.locator('.tab.active', { hasText: base }).first().waitFor({ timeout: 10000 });
+    await page.waitForFunction(() => {
+      const el = document.querySelector('#status\\.editor\\.selection');
+      return el && /selected/.test(el.innerText);
+    }, null, { timeout: 10000 });
+    await page.waitForTimeout(200);
+    out.opened.push({ row: text, source: m[1],
+                      tab: (await page.locator('.tab.active').first().innerText()).replace(/\s+/g, ''),
+                      breadcrumbs: (await page.locator('.breadcrumbs-control').first().innerText()).replace(/\s+/g, ' '),
+                      selection: (await page.locator('#status\\.editor\\.selection').first().innerText()).trim(),
+                      screenshot: await shot(page, `27-opened-${agent.replace(/\W+/g, '')}-${out.opened.length + 1}`) });
+  }
+}
+
+async function statusText(page) {
+  const item = page.locator('.statusbar-item', { hasText: /ctx [\d.]+K? · [\d.]+%/ }).first();
+  await item.waitFor({ timeout: 30000 });
+  return (await item.innerText()).trim();
+}
+
+async function waitStatus(page, re) {
+  await page.waitForFunction((src) => [...document.querySelectorAll('.statusbar-item')]
+    .some((e) => new RegExp(src).test(e.textContent)), re.source, { timeout: 30000 });
+  return statusText(page);
+}
+
+/** Pick ``agent`` in the picker, opened from the view's title button or the palette command. */
+async function pickInPicker(page, agent, out, how) {
+  if (how === 'title') {
+    const { header } = await contextPane(page);
+    await header.hover();
+    const button = header.locator('.action-label[aria-label*="Show context for agent"]').first();
+    await button.waitFor({ timeout: 10000 });
+    await button.click();
+  } else {
+    await runCommand(page, 'ctxls: Show context for agent');
+  }
+  const widget = page.locator('.quick-input-widget');
+  await widget.locator('.quick-input-list .monaco-list-row').first().waitFor({ timeout: 10000 });
+  await page.waitForTimeout(300);
+  out.picker_title = (await widget.locator('.quick-input-title').first().innerText().catch(() => '')).trim();
+  out.picker_rows = (await widget.locator('.quick-input-list .monaco-list-row').allInnerTexts())
+    .map((t) => t.replace(/\s+/g, ' ').trim());
+  out.picker_active = (await widget.locator('.quick-input-list .monaco-list-row.focused').allInnerTexts())
+    .map((t) => t.replace(/\s+/g, ' ').trim());
+  out.screenshot_picker = await shot(page, `20-agent-picker-${agent}`);
+  await widget.locator('input').first().fill(agent);
+  await page.waitForTimeout(300);
+  await page.keyboard.press('Enter');
+  await widget.waitFor({ state: 'hidden', timeout: 10000 });
+}
+
 const STEPS = {
   // The Problems panel lists the duplicate-instruction finding of services/billing/CLAUDE.md.
   async problems(page, out) {
@@ -125,18 +239,7 @@ const STEPS = {
 
   // The "Agent context (ctxls)" view in the explorer lists the blocks.
   async contextview(page, out) {
-    await page.keyboard.press('Control+Shift+E');
-    const header = page.locator('.pane-header', { hasText: /Agent context \(ctxls\)/i }).first();
-    await header.waitFor({ timeout: 20000 });
-    // collapse the folder tree above it, so the view has room for all its rows (lists render visible rows only)
-    const folders = page.locator('.pane-header[aria-label^="Explorer Section"]').first();
-    if ((await folders.count()) && (await folders.getAttribute('aria-expanded')) === 'true') {
-      await folders.click();
-    }
-    if ((await header.getAttribute('aria-expanded')) !== 'true') {
-      await header.click();
-    }
-    const pane = page.locator('.pane', { has: header }).first();
+    const { pane } = await contextPane(page);
     const rows = pane.locator('.monaco-list-row');
     await rows.filter({ hasText: 'services/billing/CLAUDE.md' }).first().waitFor({ timeout: 20000 });
     out.rows = (await rows.allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
@@ -205,6 +308,59 @@ const STEPS = {
     }, null, { timeout: 30000 });
     out.problems_after = await problemRows(page);
     out.screenshot = await shot(page, '06-quickfix-applied');
+  },
+
+  // The five-agent workspace (AGENT_SETTING is the ctxls.context.agent setting the run started with): the
+  // view shows that agent for the active file svc/app.py, before anything is picked.
+  async agentsetting(page, out) {
+    await openFile(page, 'svc/app.py');
+    await agentView(page, process.env.AGENT_SETTING_NAME, out);
+    out.status = await statusText(page);
+    out.screenshot = await shot(page, '21-agent-setting');
+    await openEachBlock(page, process.env.AGENT_SETTING_NAME, 'svc/app.py', out);
+  },
+
+  // The view title button: pick Codex. The view, its description and the status bar follow; each block opens
+  // at its loaded lines (AGENTS.md up to where the byte budget cuts it).
+  async agentpick(page, out) {
+    await openFile(page, 'svc/app.py');
+    await pickInPicker(page, 'Codex', out, 'title');
+    await agentView(page, 'Codex', out);
+    out.status = await waitStatus(page, /· Codex$/);
+    out.screenshot = await shot(page, '22-agent-codex');
+    await openEachBlock(page, 'Codex', 'svc/app.py', out);
+    out.screenshot_opened = await shot(page, '23-agent-codex-opened');
+  },
+
+  // The choice survives a window reload.
+  async agentreload(page, out) {
+    await page.reload();
+    await page.waitForSelector('.monaco-workbench', { timeout: 60000 });
+    await page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } }).catch(() => {});
+    await openFile(page, 'svc/app.py');
+    await agentView(page, 'Codex', out);
+    out.status = await waitStatus(page, /· Codex$/);
+    out.screenshot = await shot(page, '24-agent-after-reload');
+  },
+
+  // ... and a restart of the server.
+  async agentrestart(page, out) {
+    await runCommand(page, 'ctxls: Restart server');
+    await page.waitForTimeout(1500);
+    await openFile(page, 'svc/app.py');
+    await agentView(page, 'Codex', out);
+    out.status = await waitStatus(page, /· Codex$/);
+    out.screenshot = await shot(page, '25-agent-after-restart');
+  },
+
+  // The palette command: pick Cursor.
+  async agentpalette(page, out) {
+    await openFile(page, 'svc/app.py');
+    await pickInPicker(page, 'Cursor', out, 'palette');
+    await agentView(page, 'Cursor', out);
+    out.status = await waitStatus(page, /· Cursor$/);
+    out.screenshot = await shot(page, '26-agent-cursor');
+    await openEachBlock(page, 'Cursor', 'svc/app.py', out);
   },
 
   // No server anywhere: one notification with the install command and a button that opens the setting.

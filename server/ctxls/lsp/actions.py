@@ -61,15 +61,33 @@ def register(server: CtxlsServer) -> None:
 
     @server.command(CONTEXT_REPORT)
     async def context_report(ls: CtxlsServer, *args):
+        """The session table for the directory of ``args[0]`` (a URI; default the workspace root), of the agent
+        ``args[1]`` (a profile of core/profiles, default claude-code: the VS Code agent picker's choice)."""
+        await ls.wait_ready()  # (a report asked for before the first check would find no engine)
         uri = args[0] if args and isinstance(args[0], str) else None
+        agent = args[1] if len(args) > 1 and isinstance(args[1], str) else "claude-code"
         path = ls.path_of(uri) if uri else ls.root
         if path is None or ls.engine is None:
             return None
+        from ..core.model import AGENT_NAMES
+
+        if agent not in AGENT_NAMES:
+            ls.window_show_message(T.ShowMessageParams(
+                type=T.MessageType.Warning,
+                message=f"ctxls: no agent profile {agent!r} (known: {', '.join(AGENT_NAMES)})"))
+            return None
         start = path if path.is_dir() else path.parent
+        from ..core.profiles import EDITOR_AGENTS
+
+        if agent in EDITOR_AGENTS:  # (Cursor: the workspace folder, whichever file is open)
+            start = ls.root
         from .hover import session_markdown
 
-        text = await ls.in_thread(session_markdown, ls, start, None if path.is_dir() else path)
-        return await show_report(ls, "context.md", f"# Context of a session in `{start}`\n\n{text}\n")
+        text = await ls.in_thread(session_markdown, ls, start, None if path.is_dir() else path, agent)
+        if agent == "claude-code":
+            return await show_report(ls, "context.md", f"# Context of a session in `{start}`\n\n{text}\n")
+        return await show_report(ls, f"context-{agent}.md",
+                                 f"# Context of a {AGENT_NAMES[agent]} session in `{start}`\n\n{text}\n")
 
     @server.command(BUDGET_REPORT)
     async def budget_report(ls: CtxlsServer, *args):

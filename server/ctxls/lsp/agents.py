@@ -8,7 +8,7 @@ from pathlib import Path
 from ..core import model as M
 from ..core.loader import is_within, load_session
 from ..core.model import Session
-from ..core.profiles import AGENTS
+from ..core.profiles import AGENTS, EDITOR_AGENTS
 from ..core.profiles.common import scan_agent_files, targeted_agents
 from .server import CtxlsServer
 
@@ -59,13 +59,14 @@ def _k(n: int) -> str:
 
 def agents_line(ls: CtxlsServer, start: Path) -> str | None:
     """`Claude 4.1K · Codex 2.3K (AGENTS.md truncated) · Cursor 1.2K`: each targeted agent's instruction tokens
-    at startup in ``start``; None when the workspace targets Claude Code alone."""
+    at startup in ``start`` (Cursor's at the workspace folder, where an editor agent starts); None when the
+    workspace targets Claude Code alone."""
     agents = targets(ls)
     if not agents or agents == ("claude-code",):
         return None
     parts = []
     for a in agents:
-        s = agent_session(ls, start, a)
+        s = agent_session(ls, ls.root if a in EDITOR_AGENTS else start, a)  # (Cursor: the workspace folder)
         tokens = sum(b.tokens for b in s.blocks if b.startup and b.kind not in (M.SYSTEM_PROMPT, M.TOOL_SCHEMAS))
         cuts = [b for b in s.blocks if b.startup and b.source is not None and b.cut and "stripped" not in b.cut]
         note = ""

@@ -66,15 +66,22 @@ def _row(s: Session, b: M.Block, i: int) -> str:
     return f"| {i} | {KIND_LABELS.get(b.kind, b.kind)} | `{src}{lines}`{cut} | {trig} | {b.tokens:,} | {_pct(b.cumulative, s.window)} |"
 
 
-def session_markdown(ls: CtxlsServer, start: Path, touched: Path | None) -> str:
-    engine = ls.engine
-    s = engine.session(start)
+def session_markdown(ls: CtxlsServer, start: Path, touched: Path | None, agent: str = "claude-code") -> str:
+    """The session table of ``agent`` (a profile of core/profiles) started in ``start``, and what reading
+    ``touched`` appends (the hover, and the context report of the VS Code agent picker's agent)."""
+    from .agents import agent_session
+
+    s = agent_session(ls, start, agent)
     rel = s.display_source(start) or "."
     w = s.window
     fixed = sum(b.tokens for b in s.blocks if b.kind in (M.SYSTEM_PROMPT, M.TOOL_SCHEMAS))
     est = "~" if any(b.estimated for b in s.blocks) else ""
-    out = [f"**ctxls** · Claude Code started in `{rel}` loads **{est}{s.startup_tokens:,} tokens** before the "
-           f"first prompt ({_pct(s.startup_tokens, w)} of {w:,}); fixed overhead {fixed:,} (system prompt + tools).",
+    name = M.AGENT_NAMES.get(agent, agent)
+    # the other profiles model the instruction files only, not their agent's own system prompt and tools
+    overhead = f"fixed overhead {fixed:,} (system prompt + tools)" if agent == "claude-code" else \
+        f"instruction files only: ctxls does not count {name}'s own system prompt and tools"
+    out = [f"**ctxls** · {name} started in `{rel}` loads **{est}{s.startup_tokens:,} tokens** before the "
+           f"first prompt ({_pct(s.startup_tokens, w)} of {w:,}); {overhead}.",
            "", "| # | block | source | trigger | tokens | cum % |", "|---|---|---|---|---|---|"]
     i = 0
     for b in s.blocks:
@@ -85,7 +92,7 @@ def session_markdown(ls: CtxlsServer, start: Path, touched: Path | None) -> str:
     if i == 0:
         out.append("| - | no instruction files load here | | | | |")
     if touched is not None and touched.is_file() and is_within(touched, ls.root):
-        t = engine.session(ls.root, [touched])
+        t = agent_session(ls, ls.root, agent, [touched])
         added = [b for b in t.blocks if not b.startup]
         extra = sum(b.tokens for b in added if b.kind != M.READ)
         read = sum(b.tokens for b in added if b.kind == M.READ)

@@ -91,9 +91,37 @@ exports.run = async function run() {
       }),
     })));
 
+    // the agent: the setting's default (claude-code) until one is picked; a pick (kept in workspaceState) asks
+    // the server for that agent; an unknown one is refused; changing the setting replaces the pick
+    res.agent_default = check('agent default', {
+      agent: api.context.agent, origin: api.context.agentOrigin, answered: ctx.agent,
+      targeted: ctx.agents?.targeted ?? null, targeted_by: ctx.agents?.targeted_by ?? null,
+      all: (ctx.agents?.all ?? []).map((a) => a.id), view_description: api.view.view.description });
+    const cfg = vscode.workspace.getConfiguration('ctxls');
+    res.agent_pick_result = await vscode.commands.executeCommand('ctxls.pickAgent', 'codex');
+    const codex = await until('the Codex context', () =>
+      api.context.current?.agent === 'codex' && api.context.current?.context.touched.length && api.context.current);
+    res.agent_codex = check('agent picked', {
+      context: codex.context, origin: api.context.agentOrigin, view_description: api.view.view.description,
+      status_text: api.statusBar.item.text,
+      groups: api.view.getChildren().map((g) => ({
+        label: api.view.getTreeItem(g).label,
+        children: api.view.getChildren(g).map((b) => api.view.getTreeItem(b).label) })) });
+    res.agent_unknown = await vscode.commands.executeCommand('ctxls.pickAgent', 'windsurf')
+      .then(() => 'accepted', (e) => String(e.message || e));
+    res.agent_after_unknown = api.context.agent;
+    await cfg.update('context.agent', 'copilot', vscode.ConfigurationTarget.Workspace);
+    const copilot = await until('the setting to replace the pick', () =>
+      api.context.current?.agent === 'copilot' && api.context.current);
+    res.agent_setting = check('agent setting', { agent: api.context.agent, origin: api.context.agentOrigin,
+                                                 answered: copilot.agent, view_description: api.view.view.description });
+    await cfg.update('context.agent', undefined, vscode.ConfigurationTarget.Workspace);
+    await until('back to Claude Code', () => api.context.current?.agent === 'claude-code' &&
+      api.context.current.context.touched.length && api.context.current);
+    res.agent_reset = check('agent reset', { agent: api.context.agent, status_text: api.statusBar.item.text });
+
     // settings reach the server (only what is set): a tiny session budget turns the status bar to warning,
     // another window changes the percentage
-    const cfg = vscode.workspace.getConfiguration('ctxls');
     await cfg.update('check.session_budget_tokens', 100, vscode.ConfigurationTarget.Workspace);
     await cfg.update('window', 100000, vscode.ConfigurationTarget.Workspace);
     const changed = await until('the server to apply the settings', () =>

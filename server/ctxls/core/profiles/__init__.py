@@ -13,6 +13,10 @@ from typing import Callable
 
 AGENTS = ("claude-code", "codex", "cursor", "copilot", "gemini")
 """Every profile, in the order tables list them."""
+EDITOR_AGENTS = frozenset({"cursor"})
+"""Agents that run inside an editor: a session starts at the workspace folder (cursor.py: "The workspace folder
+is the start directory"), whichever file is open, and the open file is a touch. The others are started in a
+directory (a CLI's cwd), which an editor takes to be the active file's."""
 _MODULES = {"claude-code": "claude", "codex": "codex", "cursor": "cursor", "copilot": "copilot", "gemini": "gemini"}
 
 
