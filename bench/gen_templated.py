@@ -27,12 +27,13 @@ returns the summary dict.
 from __future__ import annotations
 
 import argparse
-import json
 import random
-import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gen_monorepo import _prepare_targets, print_summary  # noqa: E402  (the same refusals and summary)
 
 NOUNS = (
     "account alert audit batch billing cart catalog checkout coupon customer delivery device email event export "
@@ -101,23 +102,12 @@ def _area_text(rng: random.Random, area: int, group: str, name: str, shared: lis
     return "\n".join(lines)
 
 
-def _prepare(paths: list[Path], force: bool) -> None:
-    for path in paths:
-        if path in (Path("/"), Path.home(), Path.home() / ".claude") or path in Path(__file__).resolve().parents:
-            raise SystemExit(f"error: refusing to write into {path}")
-        if path.exists() and any(path.iterdir()) and not force:
-            raise SystemExit(f"error: {path} exists and is not empty (use --force to replace it)")
-    for path in paths:
-        if path.exists():
-            shutil.rmtree(path)
-
-
 def generate(out_dir: Path, *, files: int = 500, nested: int = 40, seed: int = 1, home: Path | None = None,
              force: bool = False) -> dict:
     """Write the repository (and an empty fake home); return a summary."""
     root = out_dir.resolve()
     home = (home or root.parent / "home").resolve()
-    _prepare([root, home / ".claude"], force)
+    _prepare_targets([root, home / ".claude"], force)
     root.mkdir(parents=True, exist_ok=True)
     (home / ".claude").mkdir(parents=True, exist_ok=True)
     try:
@@ -169,12 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     summary = generate(args.out_dir, files=args.files, nested=args.nested, seed=args.seed, home=args.home,
                        force=args.force)
-    if args.json:
-        print(json.dumps(summary, indent=2))
-    else:
-        width = max(map(len, summary))
-        for key, value in summary.items():
-            print(f"{key:<{width}}  {value}")
+    print_summary(summary, as_json=args.json)
     return 0
 
 
