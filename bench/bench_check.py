@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Time `ctxls check` (all rules) against agnix on the synthetic monorepo, in the same run.
 
-    python bench/bench_check.py [--repo DIR --home DIR] [--runs 5] [--json]
+    python bench/bench_check.py [--repo DIR --home DIR] [--templated] [--runs 5] [--json]
+
+Without --repo a repository is generated into a temporary directory: the bench monorepo (gen_monorepo.py), or
+with --templated 500 templated CLAUDE.md files (gen_templated.py: parallel list items that differ only in
+their enumerating names and numbers, and a few real disagreements with the root, issue 15).
 
 Cases, each run N times through the same launcher as bench_budget.py (wall time and peak RSS of the command
 alone):
@@ -52,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--templated", action="store_true",
+                    help="generate the templated monorepo (bench/gen_templated.py) instead of the bench monorepo")
     args = ap.parse_args(argv)
 
     tmp = None
@@ -59,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     if repo is None:
         tmp = Path(tempfile.mkdtemp(prefix="ctxls-bench-check-"))
         repo, home = tmp / "repo", tmp / "home"
-        subprocess.run([sys.executable, str(HERE / "gen_monorepo.py"), str(repo), "--home", str(home)],
+        gen = "gen_templated.py" if args.templated else "gen_monorepo.py"
+        subprocess.run([sys.executable, str(HERE / gen), str(repo), "--home", str(home)],
                        check=True, stdout=subprocess.DEVNULL)
     home = home or repo.parent / "home"
     env, _ = child_env()
@@ -95,8 +102,13 @@ def main(argv: list[str] | None = None) -> int:
                     sys.stderr.write(f"{name} failed ({r.returncode}):\n{r.stderr}\n")
                     return 1
                 runs[name].append(r)
-                if name == "ctxls warm":
-                    results["ctxls_findings"] = len(json.loads(r.stdout)["findings"])
+                if name == "ctxls cold":
+                    found = json.loads(r.stdout)["findings"]
+                    results["ctxls_findings"] = len(found)
+                    codes: dict[str, int] = {}
+                    for f in found:
+                        codes[f["code"]] = codes.get(f["code"], 0) + 1
+                    results["ctxls_findings_by_code"] = dict(sorted(codes.items()))
     except BenchError as exc:
         sys.stderr.write(f"{exc}\n")
         return 1
@@ -111,7 +123,9 @@ def main(argv: list[str] | None = None) -> int:
         json.dump(results, sys.stdout, indent=2)
         print()
         return 0
-    print(f"repo: {repo}  runs: {args.runs}  ctxls findings: {results.get('ctxls_findings')}")
+    by_code = results.get("ctxls_findings_by_code") or {}
+    print(f"repo: {repo}  runs: {args.runs}  ctxls findings: {results.get('ctxls_findings')} "
+          f"(CTX201 {by_code.get('CTX201', 0)}, CTX202 {by_code.get('CTX202', 0)})")
     print(f"{'case':<14}{'median s':>10}{'min s':>9}{'peak RSS MiB':>14}{'x baseline':>12}{'x agnix':>9}")
     for name in cases:
         r = results[name]

@@ -957,6 +957,16 @@ def _skill_body(rng: random.Random, name: str, slots: Slots, n_lines: int) -> st
     return "\n".join(lines[:n_lines]) + "\n"
 
 
+def print_summary(summary: dict, *, as_json: bool) -> None:
+    """A generator's summary: JSON, or one aligned ``key  value`` line each."""
+    if as_json:
+        print(json.dumps(summary, indent=2))
+    else:
+        width = max(map(len, summary))
+        for key, value in summary.items():
+            print(f"{key:<{width}}  {value}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out_dir", type=Path, help="repository to create (must be empty unless --force)")
@@ -973,12 +983,7 @@ def main(argv: list[str] | None = None) -> int:
         args.out_dir, files=args.files, dirs=args.dirs, claude=args.claude, skills=args.skills,
         seed=args.seed, home=args.home, force=args.force,
     )
-    if args.json:
-        print(json.dumps(summary, indent=2))
-    else:
-        width = max(map(len, summary))
-        for key, value in summary.items():
-            print(f"{key:<{width}}  {value}")
+    print_summary(summary, as_json=args.json)
     return 0
 
 

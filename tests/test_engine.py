@@ -508,3 +508,32 @@ def test_a_skill_kept_behind_a_symlink_follows_edits_at_its_real_path(tmp_path: 
     engine.file_changed(new, structural=True)
     engine.check()
     assert [k.name for k in engine.session(root).skills.skills] == ["deploy", "newone"]
+
+
+def test_edits_that_split_or_join_a_templated_list_update_like_a_fresh_check(tmp_path: Path) -> None:
+    """Whether two items are parallel (issue 15: of one list, or instances of one template in two files) depends
+    on the lines around them: an edit that splits a list turns its items into versions of the other file's
+    rules (CTX202), joining it again makes them parallel again, and each update equals a full check."""
+    root = tmp_path / "ws"
+    (root / "a").mkdir(parents=True)
+
+    def rules(area: int, base: int) -> list[str]:
+        return [f"- Rule {r} for area {area}: the handler {base + 7 * r} validates every incoming payload first."
+                for r in range(1, 5)]
+
+    (root / "CLAUDE.md").write_text("# Root\n\n" + "\n".join(rules(1, 3)) + "\n")
+    nested = root / "a" / "CLAUDE.md"
+    joined = "# A\n\n" + "\n".join(rules(2, 9)) + "\n"
+    nested.write_text(joined)
+    engine = Engine(root, _settings(tmp_path, root))
+    engine.check()
+    split = rules(2, 9)
+    split = "# A\n\n" + "\n\nSee also:\n\n".join(split) + "\n"  # four lists of one item each
+    counts = []
+    for text in (split, joined, split.replace("See also:", "Also:"), joined):
+        engine.set_buffer(nested, text)
+        got = engine.check()
+        assert engine.last_check_mode.startswith("incremental")
+        _assert_same_as_fresh(engine, got, root, tmp_path)
+        counts.append(sum(f.code == "CTX202" for f in got.get(nested, [])))
+    assert counts == [4, 0, 4, 0]

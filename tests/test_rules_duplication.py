@@ -12,6 +12,9 @@ import pytest
 
 from ctxls.core.check import CheckConfig, Workspace, run_checks
 from ctxls.core.fixes import apply_to_text
+from ctxls.core.rules import dup_analysis as A
+from ctxls.core.rules import dup_pairs
+from ctxls.core.rules import dup_units as U
 from ctxls.core.rules import duplication as D
 from ctxls.core.settings import Settings
 
@@ -168,7 +171,7 @@ def test_symlinked_copy_is_one_file(tmp_path: Path) -> None:
 
 
 def test_load_order_survives_disagreeing_sessions() -> None:
-    pos = D._load_order(3, [[0, 1, 2], [2, 1, 0]])
+    pos = A.load_order(3, [[0, 1, 2], [2, 1, 0]])
     assert sorted(pos) == [0, 1, 2]
 
 
@@ -179,7 +182,8 @@ def test_analysis_is_shared_between_the_rules(tmp_path: Path) -> None:
 
 def test_near_duplicate_graph_equals_brute_force(tmp_path: Path) -> None:
     """The prefix-filtered join finds exactly the pairs an all-pairs comparison finds: representatives of
-    co-loading files, different keys, Jaccard of content words at or above the threshold."""
+    co-loading files, different keys, not parallel items (`dup_parallel`), Jaccard of content words at or above
+    the threshold."""
     import subprocess
     import sys
 
@@ -190,12 +194,12 @@ def test_near_duplicate_graph_equals_brute_force(tmp_path: Path) -> None:
     for threshold in (0.8, 0.6):
         ws = Workspace(repo, Settings(home=home, ceiling=tmp_path, managed_dir=tmp_path / "managed"),
                        CheckConfig(duplicate_threshold=threshold))
-        an = D._Analysis.build(*D._inputs(ws, 4), threshold, 4)
+        an = A.Analysis.build(*D._inputs(ws, 4), threshold, 4)
         reps = [u for reps in an.reps_of for u in reps.values()]
         want = set()
         for i, u in enumerate(reps):
             for v in reps[i + 1:]:
-                if v.fid not in an.coload[u.fid] or u.key == v.key:
+                if v.fid not in an.coload[u.fid] or u.key == v.key or dup_pairs.parallel(an, u, v):
                     continue
                 inter = len(u.words & v.words)
                 if inter / (len(u.words) + len(v.words) - inter) >= threshold - 1e-9:
@@ -217,7 +221,7 @@ def test_chunked_normalisation_equals_normalise() -> None:
     texts += ["".join(r.choice(alphabet) for _ in range(r.randint(0, 30))) for _ in range(20_000)]
     for text in texts:
         words = D.normalise(text)
-        assert D._normalised(text) == (len(words), " ".join(words), D.content_words(words)), repr(text)
+        assert U.normalised(text) == (len(words), " ".join(words), D.content_words(words)), repr(text)
 
 
 def test_sentence_end_check_equals_pattern() -> None:
@@ -228,7 +232,7 @@ def test_sentence_end_check_equals_pattern() -> None:
     r = random.Random(8)
     for _ in range(50_000):
         text = "".join(r.choice(".!?:*_`)\"' a\t\r") for _ in range(r.randint(0, 8)))
-        assert D._ends_sentence(text) == bool(pattern.search(text)), repr(text)
+        assert U.ends_sentence(text) == bool(pattern.search(text)), repr(text)
 
 
 def test_list_item_shortcut() -> None:
@@ -240,7 +244,7 @@ def test_list_item_shortcut() -> None:
     assert D.extract_units("- - -\n---\n- \u00a0x y z w\n", min_words=1)[0].key == "x y z w"
 
 
-def _assert_matches_as_resolved(an: D._Analysis) -> None:
+def _assert_matches_as_resolved(an: A.Analysis) -> None:
     """The matches `build` made group by group are the ones `_resolve` makes unit by unit."""
     want = {}
     for units in an.units_of:
@@ -290,7 +294,7 @@ def test_build_matches_equal_unit_by_unit_resolution_on_a_generated_repo(tmp_pat
     subprocess.run([sys.executable, str(gen), str(repo), "--home", str(home), "--files", "200", "--dirs", "25",
                     "--claude", "40", "--skills", "5"], check=True, stdout=subprocess.DEVNULL)
     ws = Workspace(repo, Settings(home=home, ceiling=tmp_path, managed_dir=tmp_path / "managed"), CheckConfig())
-    an = D._Analysis.build(*D._inputs(ws, 4), 0.8, 4)
+    an = A.Analysis.build(*D._inputs(ws, 4), 0.8, 4)
     assert an.matches
     _assert_matches_as_resolved(an)
 
