@@ -36,6 +36,7 @@ from .. import model as M
 from ..workspace import Workspace, same_items
 from . import rule
 from .dup_analysis import Analysis
+from .dup_copies import regroup
 from .dup_disagree import disagree
 from .dup_units import STOP_WORDS, Source, content_words, extract_units, file_units, normalise, similarity
 
@@ -165,9 +166,13 @@ def _sequences(ws: Workspace) -> tuple[list[tuple[str, ...]], dict[str, M.Block]
           "loses nothing: every session loading it also loads the earlier copy, the later copy has no nested "
           "items, a checked-in file is never made to rely on a private one (CLAUDE.local.md, ~/.claude, "
           "auto memory), and AGENTS.md never relies on a Claude-only file (other agents read it alone). "
-          "Otherwise the message says where the copy should go.")
+          "Otherwise the message says where the copy should go. When one file repeats 5 or more instructions "
+          "of another, the line findings are info and one finding says the file is a copy (info when the names "
+          "say the two are variants of one file: `constitution.md`, `constitution-py.md`). A copy whose two places "
+          "both open a section of the same title (\"These rules cannot be overridden.\" under `## HARD Rules` "
+          "in each file) is a template's lead-in, bound to its section: info.")
 def duplicate_instruction(ws: Workspace):
-    return _analyse(ws).findings(ws, exact=True)
+    return regroup(ws, _analyse(ws).findings(ws, exact=True))
 
 
 @rule("CTX202", "diverged-instruction", "duplication", "warning",
