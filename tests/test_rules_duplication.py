@@ -337,3 +337,22 @@ def test_a_copied_file_is_one_finding(tmp_path: Path) -> None:
     assert [f for f in found if f.severity == "warning"] == [copies["services/CLAUDE.md"]]
     lines = [f for f in found if f.path == root / "services" / "CLAUDE.md" and f is not copies["services/CLAUDE.md"]]
     assert len(lines) == 5 and all(f.severity == "info" and f.fixes for f in lines)
+
+
+def test_diverged_variants_are_info(tmp_path: Path) -> None:
+    """CTX202 between two variants of one file (constitution.md / constitution-py.md: 80 vs 90 percent) is
+    info: the variants are meant to differ."""
+    import shutil
+
+    from ctxls.core.check import run_checks as run
+    from ctxls.core.settings import Settings
+    from ctxls.core.workspace import CheckConfig, Workspace
+
+    src = Path(__file__).resolve().parent.parent / "fixtures" / "check" / "dup_copies_leadins" / "tree"
+    shutil.copytree(src, tmp_path / "t", symlinks=True)
+    root = tmp_path / "t" / "repo"
+    (tmp_path / "home").mkdir()
+    ws = Workspace(root, Settings(home=tmp_path / "home", ceiling=tmp_path, managed_dir=tmp_path / "m"),
+                   CheckConfig(select=frozenset({"CTX202"}), git_history=False))
+    [f] = run(ws).findings
+    assert f.severity == "info" and "variants of one file" in f.message and "90 percent" in f.message

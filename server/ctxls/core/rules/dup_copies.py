@@ -5,6 +5,7 @@ another, and the lead-in of a section that a template repeats in each file.
   one finding says what is worth acting on: the file is a copy of the other. It is info too when the two files'
   names say they are variants (`constitution.md` and `constitution-py.md`: one kit, one file per language) and a
   warning otherwise.
+- **Variants.** CTX202 between two such variants is info: their versions are meant to differ.
 - **Lead-ins.** "These rules CANNOT be overridden." right under `## HARD Rules` in each of ten rule files is the
   template's wording of that section, bound to it: deleting one copy changes what its section says. A copy
   whose two places are both the first block under a heading of the same title is info.
@@ -100,3 +101,13 @@ def _section_opened(ws: Workspace, path: Path, line: int, memo: dict) -> str | N
     if m is None:
         return None
     return " ".join(re.sub(r"[^\w\s]", " ", m.group(1).lower()).split()) or None
+
+
+def variant_info(f: Finding) -> Finding:
+    """A CTX202 finding between two variants of one file (`development-guidelines.md` and
+    `development-guidelines-py.md`): the versions are meant to differ, so it is info."""
+    if f.severity != "warning" or not f.related or not _variants(f.path, f.related[0].path):
+        return f
+    return dataclasses.replace(f, severity="info", fixes=[],
+                               message=f"{f.message.split(';', 1)[0]}; the two files' names say they are variants "
+                                       f"of one file, meant to differ: check this difference is one of them")
