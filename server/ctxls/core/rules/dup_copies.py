@@ -5,6 +5,8 @@ another, and the lead-in of a section that a template repeats in each file.
   one finding says what is worth acting on: the file is a copy of the other. It is info too when the two files'
   names say they are variants (`constitution.md` and `constitution-py.md`: one kit, one file per language) and a
   warning otherwise.
+- **Layout lines.** `- `agent.py` - Main agent definition` in two directories' files describes two files of
+  one name (each relative to its own directory): info.
 - **Variants.** CTX202 between two such variants is info: their versions are meant to differ.
 - **Lead-ins.** "These rules CANNOT be overridden." right under `## HARD Rules` in each of ten rule files is the
   template's wording of that section, bound to it: deleting one copy changes what its section says. A copy
@@ -35,7 +37,15 @@ def regroup(ws: Workspace, findings: list[Finding]) -> list[Finding]:
     out: list[Finding] = []
     memo: dict = {}
     for f in findings:
-        if f.severity == "warning" and f.related and _lead_ins(ws, f, memo):
+        if f.severity == "warning" and f.related and f.related[0].path.parent != f.path.parent \
+                and _describes_a_relative_path(ws, f, memo):
+            f = dataclasses.replace(
+                f, severity="info", fixes=[],
+                message=f"{f.message.split(';', 1)[0]}; the line describes a relative path, which names another "
+                        f"file in each directory: check both descriptions are meant",
+                data={**(f.data or {}), "explain": ["a layout line (`- `x.py` - what it holds`) in files of two "
+                                                    "directories: two files of one name"]})
+        elif f.severity == "warning" and f.related and _lead_ins(ws, f, memo):
             f = dataclasses.replace(
                 f, severity="info", fixes=[],
                 message=f"{f.message.split(';', 1)[0]}; both copies open a section of the same title: the wording "
@@ -78,6 +88,18 @@ def _variants(a: Path, b: Path) -> bool:
         return False
     return _VARIANT_SUFFIX.sub("", sa) in (sb, _VARIANT_SUFFIX.sub("", sb)) or \
         _VARIANT_SUFFIX.sub("", sb) == sa
+
+
+_LAYOUT_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\*\*)?`(?!/|~|https?:)([^`\s]+)`(?:\*\*)?\s*(?:[-—–:]|\()")
+
+
+def _describes_a_relative_path(ws: Workspace, f: Finding, memo: dict) -> bool:
+    """`- `agent.py` - Main agent definition` in the root and in `use-cases/x/`: each describes its own file."""
+    lines = memo.get(f.path)
+    if lines is None:
+        lines = memo[f.path] = ws.file(f.path).lines
+    line = lines[f.span.start_line] if f.span.start_line < len(lines) else ""
+    return _LAYOUT_LINE.match(line) is not None
 
 
 def _lead_ins(ws: Workspace, f: Finding, memo: dict) -> bool:

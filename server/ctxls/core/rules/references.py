@@ -46,7 +46,7 @@ from .. import discovery as D
 from ..loader import is_within
 from ..workspace import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
-from ..mentions import CLAIM, IN_OTHER_PLACE, FileContext, classify, declared_external, example_section, is_subject
+from ..mentions import CLAIM, CREATED, EXTERNAL, HISTORY, IN_OTHER_PLACE, OPTIONAL, FileContext, classify, declared_external, example_section, is_subject
 from . import rule
 from .path_refs import EXT, EXTRA_SKIP_DIRS, KNOWN_EXT, Ref, extract, import_cols, path_shape
 
@@ -321,14 +321,22 @@ class _Checker:
         offset, body = ctx
         fctx = FileContext(body)
         template = not memory and self.ws.config.in_template_dir(self.ws.rel(fi.path))
+        purposes = []
+        told: set[str] = set()  # paths the file says, somewhere, are created, optional, gone or elsewhere
         for ref, path, state in found:
             if state != "missing" or _context_more(ref.source):
                 continue
             line = ref.source[:-1] if ref.source.endswith("\r") else ref.source
             end = ref.col + len(ref.text)
             purpose = classify(line, ref.col, end, fctx.at(ref.line - offset))
+            purposes.append((ref, path, line, purpose))
+            if purpose.kind in (CREATED, OPTIONAL, HISTORY, EXTERNAL):
+                told.add(path)
+        for ref, path, line, purpose in purposes:
             if purpose.kind != CLAIM:
                 continue  # an example, a counter-example, a place to create, another repository...
+            if path in told:
+                continue  # "`WORKING.md` is maintained by the AI" elsewhere in the file: every mention reads so
             if self._declared_external(path) is not None:
                 continue  # another line says the path is another repository's
             # only peers with a directory count: a bare name "exists" wherever a file of that name is
