@@ -96,7 +96,8 @@ def link_all(an: Analysis) -> None:
             left = n - i
             # (`keys() & near` would copy every key: a word of a template is in every file)
             for g in ([g for g in near if g in bucket] if len(near) < len(bucket) else bucket.keys() & near):
-                mg = members.get(g)  # the members in file g
+                mg = members.get(g)  # the members in file g, and their lists
+                mgb = {b for _, b in mg} if mg is not None else ()
                 for v, j, m, blk in bucket[g]:
                     if m < lo:
                         continue
@@ -118,8 +119,10 @@ def link_all(an: Analysis) -> None:
                     else:
                         us = owners.get(g)
                         if us is None:
-                            us = owners[g] = [x for f in (members.keys() & coload[g]) for x in members[f]]
-                    if blk is not None and mg is not None and any(b == blk for _, b in mg):
+                            co = coload[g]  # (whichever is smaller: a template's class has members in every file)
+                            fs = [f for f in co if f in members] if len(co) < len(members) else members.keys() & co
+                            us = owners[g] = [x for f in fs for x in members[f]]
+                    if blk is not None and blk in mgb:
                         us = [x for x in us if x[1] != blk or x[0].fid != g]  # not the items of v's list
                     vid = v.uid
                     nb = similar.get(vid)
@@ -170,7 +173,7 @@ def link_class(an: Analysis, members: dict[int, list[tuple[Unit, int | None]]]) 
     for m1, m2 in pairs:
         for f, us in m1.items():
             co = coload[f]
-            for g in ([g for g in m2 if g in co] if len(m2) < len(co) else co & m2.keys()):
+            for g in ([g for g in m2 if g in co] if len(m2) < len(co) else [g for g in co if g in m2]):
                 if m1 is m2 and g <= f:
                     if g == f and len(us) > 1:
                         link_within(an, us)
