@@ -57,7 +57,7 @@ def link_all(an: Analysis) -> None:
         for w in words:
             df[w] = df.get(w, 0) + c
     rank_of = {w: i for i, (w, _) in enumerate(sorted(df.items(), key=lambda kv: (kv[1], kv[0])))}
-    firsts = sorted(((min(us[0][0].uid for us in m.values()), words, m) for words, m in classes.items()),
+    firsts = sorted(((next(iter(m.values()))[0][0].uid, words, m) for words, m in classes.items()),
                     key=lambda x: (len(x[1]), x[0]))
     # word -> file -> (representative, position of the word in its order, its size, its list or table or
     # None), in size order
@@ -224,19 +224,23 @@ def block(an: Analysis, u: Unit) -> int | None:
 
 def template(an: Analysis, u: Unit) -> tuple | None:
     """``u`` as an instance of a template in its list (`dup_parallel.list_templates`): its masked words and
-    the list's enumerating positions, or None. Worked out for the whole list the first time."""
+    the list's enumerating positions, or None. Worked out for the units of its list with as many words (the
+    others have no bearing on it) the first time one is asked for."""
     got = an.templates.get(u.uid, False)
     if got is not False:
         return got
     f = an.files[u.fid]
     lists = f.lists
     if lists is None:
-        lists = f.lists = {}  # list or table -> its units
+        lists = f.lists = {}  # (list or table, number of words) -> its units
         for x in an.units_of[u.fid]:
             b = block(an, x)
             if b is not None:
-                lists.setdefault(b, []).append(x)
-    us = lists.get(block(an, u), [u])
+                lists.setdefault((b, x.key.count(" ")), []).append(x)
+    us = lists.get((block(an, u), u.key.count(" ")))
+    if us is None or len(us) < 2:
+        an.templates[u.uid] = None  # (alone with its length in its list: no template)
+        return None
     interned = an.interned_templates
     for x, pos in zip(us, list_templates([x.key for x in us])):
         if pos is None:
@@ -244,7 +248,7 @@ def template(an: Analysis, u: Unit) -> tuple | None:
         else:  # (one object for equal templates: the items of a numbered list all have the same)
             t = (masked(x.key), pos)
             an.templates[x.uid] = interned.setdefault(t, t)
-    return an.templates.get(u.uid)
+    return an.templates[u.uid]
 
 
 def templated_pair(an: Analysis, u: Unit, v: Unit) -> bool:
