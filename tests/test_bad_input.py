@@ -159,7 +159,7 @@ def test_unlistable_rules_directory_becomes_a_skipped_entry(tmp_path, hermetic_s
     ws = tmp_path / "ws"
     rules = ws / ".claude" / "rules"
     _write(rules / "style.md", "Use tabs.\n")
-    monkeypatch.setattr(loader_mod, "os", _OsProxy({rules}))
+    monkeypatch.setattr(fs_mod, "os", _OsProxy({rules}))  # (the loader lists rules through the snapshot)
     session = load_session(ws, (), hermetic_settings(ws))
     assert _blocks_from(session, rules / "style.md") == []
     [skip] = _skips_for(session, rules)
@@ -382,7 +382,7 @@ def test_unlistable_user_rules_directory_is_reported_by_every_session(tmp_path, 
     _write(ws / "a" / "b" / "x.py", "x = 1\n")
     rules = tmp_path / "home" / ".claude" / "rules"
     _write(rules / "style.md", "Use tabs.\n")
-    monkeypatch.setattr(loader_mod, "os", _OsProxy({rules}))
+    monkeypatch.setattr(fs_mod, "os", _OsProxy({rules}))  # (the loader lists rules through the snapshot)
     fs = FileSystem()
     settings = hermetic_settings(ws)
     for start in (ws, ws / "a", ws / "a" / "b"):

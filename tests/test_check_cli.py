@@ -701,7 +701,7 @@ def test_explain_prints_why_each_finding_fired(tmp_path: Path) -> None:
                                     timeout=300)
     p = run("--explain", "ctx401")
     assert p.returncode == 0, p
-    assert "31 findings of CTX401" in p.stdout, p.stdout
+    assert "32 findings of CTX401" in p.stdout, p.stdout
     block = p.stdout.split("CLAUDE.md:6:")[1].split("\n.")[0]
     assert "[warning] `scripts/create_user.py` does not exist" in block
     assert "why it counts as a claim: named as a file of this workspace" in block

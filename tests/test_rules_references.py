@@ -9,7 +9,7 @@ import pytest
 from ctxls.core import markdown as MD
 
 from ctxls.core.check import CheckConfig, Workspace, run_checks
-from ctxls.core.rules.references import _extract, _shape
+from ctxls.core.rules.path_refs import extract as _extract, path_shape as _shape
 from ctxls.core.settings import Settings
 
 
@@ -125,7 +125,7 @@ import random
 import re
 
 from ctxls.core.markdown import prepare
-from ctxls.core.rules import references as R
+from ctxls.core.rules import path_refs as P, references as R
 
 
 def _fuzz(alphabet: str, n: int, max_len: int, seed: int = 7) -> list[str]:
@@ -136,7 +136,7 @@ def _fuzz(alphabet: str, n: int, max_len: int, seed: int = 7) -> list[str]:
 def test_bare_regex_matches_the_plain_one() -> None:
     plain = re.compile(r"[^\s/.]*[/.]\S*")
     for s in _fuzz("ab/. \t`@\u00a0", 20000, 16):
-        assert [(m.start(), m.group()) for m in R._BARE.finditer(s)] == \
+        assert [(m.start(), m.group()) for m in P._BARE.finditer(s)] == \
             [(m.start(), m.group()) for m in plain.finditer(s)], repr(s)
 
 
@@ -168,7 +168,7 @@ def test_context_words_cover_every_context_match() -> None:
 def test_indented_block_search_matches_the_plain_one() -> None:
     plain = re.compile(r"(?:^|\n)[ \t]*\n(?: {4}|\t)[ \t]*\S")
     for s in _fuzz(" \t\nab", 30000, 14):
-        fast = ("\n    " in s or "\n\t" in s) and R._INDENTED_BLOCK.search("\n" + s)
+        fast = ("\n    " in s or "\n\t" in s) and P._INDENTED_BLOCK.search("\n" + s)
         assert bool(fast) == bool(plain.search(s)), repr(s)
 
 
@@ -176,9 +176,9 @@ def test_line_prefilter_only_drops_lines_without_paths() -> None:
     """Of the lines with a `/` or a dot (not at the end), _extract skips those with neither a `/`, an extension's
     dot nor a `[`: none of their tokens may be a path."""
     for line in _fuzz("ab./[]()`@ :x1", 30000, 14):
-        if "/" in line or "." not in line.rstrip(" \r.:!?") or "[" in line or R._DOT_EXT.search(line):
+        if "/" in line or "." not in line.rstrip(" \r.:!?") or "[" in line or P._DOT_EXT.search(line):
             continue
-        assert all(R._shape(t[1], t[2]) is None for t in R._line_tokens.__wrapped__(line)), repr(line)
+        assert all(P.path_shape(t[1], t[2]) is None for t in P._line_tokens.__wrapped__(line)), repr(line)
 
 
 @pytest.mark.parametrize("text", [
@@ -188,10 +188,10 @@ def test_line_prefilter_only_drops_lines_without_paths() -> None:
     "<!-- @hidden.md -->\n    @indented.md\n",
 ])
 def test_import_columns_are_those_prepare_finds(text: str) -> None:
-    fm, body = R.split_frontmatter(text)
+    fm, body = P.split_frontmatter(text)
     prep = prepare(text)
     want = {(r.line - 1, r.col) for r in prep.imports + prep.skipped_imports}
-    assert R._import_cols(body, R.structure(body), fm.end_line) == want
+    assert P.import_cols(body, P.structure(body), fm.end_line) == want
 
 
 def test_ancestor_bases_match_pathlib(tmp_path: Path) -> None:
@@ -239,7 +239,7 @@ def test_context_lines_are_skipped(tmp_path: Path, line: str) -> None:
 ])
 def test_near_misses_are_still_read(tmp_path: Path, line: str) -> None:
     path = line.split("`")[1]
-    assert path in [t[1] for t in R._line_tokens.__wrapped__(line)] and not R._context_more(line)
+    assert path in [t[1] for t in P._line_tokens.__wrapped__(line)] and not R._context_more(line)
     ws = _ws(tmp_path, {"repo/CLAUDE.md": f"# T\n- {line}\n", "repo/src/a.ts": "", "repo/docs/a.md": "",
                         "repo/scripts/a.sh": ""}, "CTX401")
     assert [f.data["path"] for f in run_checks(ws).findings] == [path]

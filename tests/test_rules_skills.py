@@ -3,6 +3,7 @@ a rule, and the reference scanner of CTX506 reads what it should."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -104,7 +105,7 @@ def test_files_the_skill_creates_are_not_missing(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------- shortcuts vs the plain way
 import random
 
-from ctxls.core.rules import skills as SK
+from ctxls.core.rules import paths_glob as PG, skills as SK
 
 _PIECES = ("scripts/", "references/", "reference/", "assets/", "templates/", "${CLAUDE_SKILL_DIR}/",
            "$CLAUDE_SKILL_DIR/", "CLAUDE_SKILL_DIR", "./", "x.py", "api.md", "a/b.sh", "[", "]", "(", ")", "](", "`",
@@ -129,20 +130,31 @@ def test_lines_without_needles_hold_no_reference() -> None:
     assert set(SK._CODE_REF_NEEDLES) <= set(SK._REF_NEEDLES)
 
 
-def test_any_match_with_the_per_run_file_lists(tmp_path: Path) -> None:
-    """CTX507 keeps the files under each base for one run: the same answers as listing them each time."""
+def test_files_under_a_directory_come_from_the_one_walk(tmp_path: Path) -> None:
+    """CTX507 and CTX506 read the files under a directory from the workspace's walk (a sorted slice): the same
+    files as walking that directory, a sibling sharing its prefix (`svc/ab` beside `svc/a`) left out."""
     from ctxls.core.globs import parse_paths
 
     root = tmp_path / "repo"
     for rel in ("svc/a/src/x.py", "svc/a/src/deep/y.ts", "svc/ab/z.md", "svc/a/.claude/rules/r.md", "top.py",
-                "svc/b/docs/readme.md"):
+                "svc/b/docs/readme.md", "svc/a-b/w.py", "svc/a0/v.py", "svc/a/node_modules/m.js"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text("x\n")
     ws = Workspace(root, Settings(home=tmp_path / "home", ceiling=tmp_path, managed_dir=tmp_path / "m"),
                    CheckConfig())
-    under: dict = {}
-    for base in (root, root / "svc/a", root / "svc", root / "svc/b", root / "svc/a"):
-        for pats in (["src/**/*.py"], ["**/*.ts"], ["*.md"], ["docs/"], ["nothing/**"], ["!src/**", "**/*.py"],
-                     ["a/src/x.py"], ["/top.py"], ["*.py", "!x.py"]):
-            globs = parse_paths(pats, False)
-            assert SK._any_match(ws, base, globs, False, under) == SK._any_match(ws, base, globs, False), (base, pats)
+
+    def walked(base: Path) -> list[str]:
+        out = []
+        for d, dirs, files in os.walk(base):
+            dirs[:] = [x for x in dirs if x != "node_modules"]
+            out += [os.path.relpath(os.path.join(d, f), base).replace(os.sep, "/") for f in files]
+        return sorted(out)
+
+    for base in (root, root / "svc/a", root / "svc", root / "svc/b", root / "svc/a/src", root / "svc/ab"):
+        assert ws.files_under(base) == walked(base), base
+    assert ws.files_under(tmp_path) is None  # not in the workspace
+    assert ws.files_under(root / "svc/nothing") == []
+    assert PG._any_match(ws, root / "svc/a", parse_paths(["src/**/*.py"], False), False)
+    assert not PG._any_match(ws, root / "svc/a", parse_paths(["z.md"], False), False)  # svc/ab/z.md is no match
+    assert PG._any_match(ws, root / "svc/ab", parse_paths(["z.md"], False), False)
+    assert PG._any_match(ws, root / "svc", parse_paths(["ab/*.md"], False), False)

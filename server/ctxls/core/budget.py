@@ -106,7 +106,7 @@ def compute_budget(
     settings = settings or Settings()
     fs = fs or FileSystem(max_bytes=settings.max_file_bytes)
     counter = counter or TokenCounter(factor_for(settings.model, settings.token_factor))
-    index = scan_workspace(root, settings, (lambda n: progress("scan", n, 0)) if progress else None)
+    index = scan_workspace(root, settings, (lambda n: progress("scan", n, 0)) if progress else None, fs=fs)
     root = index.root
     prefetch_tokens(index, settings, fs, counter)
     dirs: list[DirCost] = []

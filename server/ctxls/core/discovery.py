@@ -22,12 +22,17 @@ under the shortest path, then the alphabetically first (`_dedupe`).
 
 from __future__ import annotations
 
+import bisect
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from .settings import Settings
+
+if TYPE_CHECKING:
+    from .fs import FileSystem
 
 SKIP_DIRS = frozenset({
     ".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache",
@@ -96,9 +101,57 @@ class WorkspaceIndex:
     sources: list[Source] = field(default_factory=list)
     file_count: int = 0
     skipped: list[tuple[Path, str]] = field(default_factory=list)
+    tree: list[tuple[str, str, list[str]]] = field(default_factory=list)
+    """The workspace's file tree as the same scan saw it, for the rules that ask what exists (`Workspace.tree`):
+    every directory reached without following a symlink (gitignored ones too), as (absolute path, posix path
+    relative to the root ('' for the root), names of what is not a directory in it), parents before children.
+    Plain strings: building a Path for each of tens of thousands of files costs more than the scan."""
+    dir_links: list[str] = field(default_factory=list)
+    """Posix paths (relative to the root) of the symlinks to directories in `tree`'s directories: the tree does
+    not enter them (the agent's own source directories are entered for `sources` all the same)."""
 
     def by_kind(self, kind: str) -> list[Source]:
         return [s for s in self.sources if s.kind == kind]
+
+    @cached_property
+    def tree_dirs(self) -> list[Path]:
+        """The directories of `tree`: what an answer read from the tree depends on."""
+        return [Path(d) for d, _, _ in self.tree]
+
+    @cached_property
+    def rel_files(self) -> list[str]:
+        """Every file of `tree`, relative to the root (posix)."""
+        return [f"{rel}/{n}" if rel else n for _, rel, names in self.tree for n in names]
+
+    @cached_property
+    def sorted_files(self) -> list[str]:
+        """`rel_files`, sorted (for `files_under`)."""
+        return sorted(self.rel_files)
+
+    def files_under(self, rel_dir: str) -> list[str]:
+        """The files of `tree` below the directory ``rel_dir`` (posix, relative to the root; '' for the root),
+        relative to it, sorted."""
+        files = self.sorted_files
+        if not rel_dir:
+            return files
+        prefix = rel_dir.rstrip("/") + "/"
+        lo = bisect.bisect_left(files, prefix)
+        hi = bisect.bisect_left(files, prefix[:-1] + chr(ord("/") + 1), lo)
+        n = len(prefix)
+        return [f[n:] for f in files[lo:hi]]
+
+    @cached_property
+    def dirs_by_name(self) -> dict[str, list[str]]:
+        """File name -> the directories of `tree` (absolute) that hold a file so named."""
+        out: dict[str, list[str]] = {}
+        for d, _, names in self.tree:
+            for n in names:
+                got = out.get(n)
+                if got is None:
+                    out[n] = [d]
+                else:
+                    got.append(d)
+        return out
 
 
 def follows_link(parts: tuple[str, ...], name: str) -> bool:
@@ -129,9 +182,12 @@ def scan_workspace(
     root: Path,
     settings: Settings | None = None,
     progress: Callable[[int], None] | None = None,
+    fs: "FileSystem | None" = None,
 ) -> WorkspaceIndex:
-    """Scan ``root``. Errors (unreadable directories, files vanishing, symlink cycles) become ``skipped``
-    entries."""
+    """Scan ``root``: the one walk of the workspace. It finds the instruction sources and every directory a
+    session can start in, records the file tree the rules read (`tree`), and, given ``fs``, hands it each
+    directory's listing, so that nothing lists them again. Errors (unreadable directories, files vanishing,
+    symlink cycles) become ``skipped`` entries."""
     settings = settings or Settings()
     root = Path(os.path.abspath(root))
     idx = WorkspaceIndex(root)
@@ -139,7 +195,10 @@ def scan_workspace(
     # (directory, its parts relative to root, chain): chain is None for a directory reached without following
     # a symlink, else the real paths of the directories from the one holding the first followed link down to
     # this one (the last item is this directory's real path), what `_cycle` checks against.
-    stack: list[tuple[Path, tuple[str, ...], tuple[str, ...] | None]] = [(root, (), None)]
+    # A directory that is gitignored (``respect_gitignore``) is entered for the tree alone: `tree_only` below.
+    stack: list[tuple[Path, tuple[str, ...], tuple[str, ...] | None, bool]] = [(root, (), None, False)]
+    root_s = str(root)
+    cut = len(root_s.rstrip(os.sep)) + 1
     linked: set[Path] = set()
     """Sources reached through a symlink (a followed directory, or the file itself is one)."""
     linked_dirs = 0
@@ -156,22 +215,44 @@ def scan_workspace(
         return True
 
     while stack:
-        d, parts, chain = stack.pop()
+        d, parts, chain, tree_only = stack.pop()
         try:
             it = os.scandir(d)
         except FileNotFoundError:
-            idx.skipped.append((d, "directory vanished during the scan"))
+            if not tree_only:
+                idx.skipped.append((d, "directory vanished during the scan"))
             continue
         except PermissionError:
-            idx.skipped.append((d, "permission denied"))
+            if not tree_only:
+                idx.skipped.append((d, "permission denied"))
             continue
         except OSError as exc:
-            idx.skipped.append((d, f"cannot list: {exc.strerror or exc}"))
+            if not tree_only:
+                idx.skipped.append((d, f"cannot list: {exc.strerror or exc}"))
+            continue
+        sd = str(d)
+        rel_d = (sd[cut:].replace(os.sep, "/") if sd != root_s else "") if chain is None else None
+        names: list[str] = []  # what is not a directory here, for the tree
+        kinds: dict[str, str] | None = {} if fs is not None else None  # the listing `fs` would make
+        if tree_only:
+            with it:
+                for e in it:
+                    try:
+                        if e.is_dir():
+                            if e.is_symlink():
+                                idx.dir_links.append(f"{rel_d}/{e.name}" if rel_d else e.name)
+                            elif e.name not in SKIP_DIRS:
+                                stack.append((Path(e.path), parts + (e.name,), None, True))
+                            continue
+                    except OSError:
+                        pass
+                    names.append(e.name)
+            idx.tree.append((sd, rel_d, names))
             continue
         idx.dirs.append(d)
         if ignore is not None:
             ignore.enter(d, parts)
-        subdirs: list[tuple[Path, tuple[str, ...], tuple[str, ...] | None]] = []
+        subdirs: list[tuple[Path, tuple[str, ...], tuple[str, ...] | None, bool]] = []
         in_claude = ".claude" in parts
         here: tuple[str, ...] | None = None  # the chain a link followed from here starts with
         with it:
@@ -180,18 +261,39 @@ def scan_workspace(
                 try:
                     is_dir = e.is_dir(follow_symlinks=False)
                 except OSError:
+                    if kinds is not None:
+                        kinds[name] = "o"
+                    if rel_d is not None:
+                        names.append(name)
                     continue
                 link_dir = False  # a symlink to a directory that Claude Code follows
-                if not is_dir and (in_claude or name == ".claude") and e.is_symlink() and follows_link(parts, name):
+                target_dir = is_dir  # a directory, or a symlink to one (os.walk's and the listing's view)
+                if not is_dir and e.is_symlink():
                     try:
-                        link_dir = e.is_dir()  # the target
+                        target_dir = e.is_dir()  # the target
                     except OSError:
-                        link_dir = False
+                        target_dir = False
+                    if target_dir:
+                        if rel_d is not None:
+                            idx.dir_links.append(f"{rel_d}/{name}" if rel_d else name)
+                        link_dir = (in_claude or name == ".claude") and follows_link(parts, name)
+                if kinds is not None:
+                    if target_dir:
+                        kinds[name] = "d"
+                    else:
+                        try:
+                            kinds[name] = "f" if e.is_file() else "o"
+                        except OSError:
+                            kinds[name] = "o"
+                if not target_dir and rel_d is not None:
+                    names.append(name)
                 if is_dir or link_dir:
                     if name in SKIP_DIRS:
                         continue
                     sub = parts + (name,)
                     if ignore is not None and ignore.ignored(sub, True):
+                        if is_dir and chain is None:
+                            subdirs.append((Path(e.path), sub, None, True))
                         continue
                     if link_dir:
                         if here is None:
@@ -201,10 +303,10 @@ def scan_workspace(
                             idx.skipped.append((Path(e.path), f"symlink cycle: points to {real}, a directory "
                                                               f"on the way down; not followed"))
                         elif take_linked(e.path):
-                            subdirs.append((Path(e.path), sub, here + (real,)))
+                            subdirs.append((Path(e.path), sub, here + (real,), False))
                         continue
                     if chain is None:
-                        subdirs.append((Path(e.path), sub, None))
+                        subdirs.append((Path(e.path), sub, None, False))
                     else:  # below a followed link: a plain subdirectory can still close a cycle
                         real = os.path.join(chain[-1], name)
                         if _cycle(real, chain) is not None:
@@ -213,9 +315,11 @@ def scan_workspace(
                             continue
                         if not take_linked(e.path):  # every directory below a link counts: it may be a huge tree
                             continue
-                        subdirs.append((Path(e.path), sub, chain + (real,)))
+                        subdirs.append((Path(e.path), sub, chain + (real,), False))
                     continue
-                idx.file_count += 1
+                idx.file_count += 1  # (a symlink to a directory the agent does not follow counts, as it did)
+                if target_dir:
+                    continue  # ... but it is no source
                 if not (name.endswith(".md") or in_claude):
                     continue
                 rel = parts + (name,)
@@ -233,8 +337,12 @@ def scan_workspace(
                 if chain is not None or e.is_symlink():
                     linked.add(p)
                 idx.sources.append(Source(p, kind, st.st_size, st.st_mtime_ns))
-        for sd in sorted(subdirs, key=lambda x: x[0], reverse=True):
-            stack.append(sd)
+        if rel_d is not None:
+            idx.tree.append((sd, rel_d, names))
+        if kinds is not None:
+            fs.prime_listing(d, kinds)
+        for sub_dir in sorted(subdirs, key=lambda x: x[0], reverse=True):
+            stack.append(sub_dir)
         if progress is not None:
             progress(len(idx.dirs))
     idx.sources = _dedupe(idx.sources, linked, root)

@@ -412,9 +412,7 @@ class Engine:
     def index(self) -> D.WorkspaceIndex:
         with self.lock:
             if self._index is None:
-                self._index = D.scan_workspace(self.root, self.settings)
-                for d in self._index.dirs:
-                    self.fs.listing(d)
+                self._index = D.scan_workspace(self.root, self.settings, fs=self.fs)  # (it lists them all for fs)
             return self._index
 
     def session(self, start: Path, touched: list[Path] | tuple = ()) -> Session:

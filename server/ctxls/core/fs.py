@@ -35,17 +35,50 @@ class SourceText:
 def list_kinds(d: Path) -> dict[str, str] | None:
     """Names in directory ``d``: 'f' regular file, 'd' directory (symlinks followed), 'o' anything else; None
     when ``d`` cannot be listed."""
-    names: dict[str, str] = {}
     try:
-        with os.scandir(d) as it:
-            for e in it:
-                try:
-                    names[e.name] = "f" if e.is_file() else "d" if e.is_dir() else "o"
-                except OSError:
-                    names[e.name] = "o"
+        return _kinds(d)
     except (OSError, ValueError):
         return None
+
+
+def _kinds(d: Path | str) -> dict[str, str]:
+    """`list_kinds`, raising what `os.scandir` raises."""
+    names: dict[str, str] = {}
+    with os.scandir(d) as it:
+        for e in it:
+            try:
+                names[e.name] = "f" if e.is_file() else "d" if e.is_dir() else "o"
+            except OSError:
+                names[e.name] = "o"
     return names
+
+
+class ListedEntry:
+    """What `os.scandir` yields, made from a snapshot's listing (`FileSystem.scandir`)."""
+
+    __slots__ = ("name", "path", "_kind")
+
+    def __init__(self, d: str, name: str, kind: str) -> None:
+        self.name, self.path, self._kind = name, os.path.join(d, name), kind
+
+    def is_dir(self, *, follow_symlinks: bool = True) -> bool:
+        return self._kind == "d" if follow_symlinks else not os.path.islink(self.path) and self._kind == "d"
+
+    def is_file(self, *, follow_symlinks: bool = True) -> bool:
+        return self._kind == "f" if follow_symlinks else not os.path.islink(self.path) and self._kind == "f"
+
+    def is_symlink(self) -> bool:
+        return os.path.islink(self.path)
+
+
+class _Listed(list):
+    """A list of `ListedEntry`, usable as `with os.scandir(d) as it` is."""
+
+    def __enter__(self) -> "_Listed":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
 
 
 @dataclass
@@ -174,6 +207,23 @@ class FileSystem:
         if real != os.fspath(path):
             self._aliases.setdefault(real, set()).add(path)
 
+    def prime_listing(self, d: Path, names: dict[str, str]) -> None:
+        """Take ``names`` as ``d``'s listing (the form `listing` returns), from whoever just listed it (the
+        workspace scan, the watcher)."""
+        self._listings[d] = names
+        if ".claude" in d.parts:
+            self._alias(d)
+
+    def scandir(self, d: Path) -> _Listed:
+        """`os.scandir(d)` over the snapshot's listing of ``d`` (listed now if it is not known yet, raising what
+        os.scandir raises): a walk through it lists no directory the workspace scan has listed."""
+        names = self._listings.get(d)
+        if names is None:
+            names = _kinds(d)  # (an unlistable directory raises, as os.scandir would)
+            self.prime_listing(d, names)
+        sd = os.fspath(d)
+        return _Listed(ListedEntry(sd, n, k) for n, k in names.items())
+
     def listing(self, d: Path) -> dict[str, str]:
         """Names in directory ``d``: 'f' regular file, 'd' directory (symlinks followed), 'o' anything else."""
         got = self._listings.get(d)
@@ -207,9 +257,6 @@ class FileSystem:
         files, dirs = stats
         self.elsewhere.update(files)
         self.elsewhere_dirs.extend(dirs)
-
-    def prime_listing(self, d: Path, names: dict[str, str]) -> None:
-        self._listings[d] = names
 
     def realpath(self, path: Path | str) -> str:
         """``os.path.realpath(path)``, memoised for the snapshot (a structural change forgets it). A path that is

@@ -464,7 +464,7 @@ class ClaudeCodeLoader:
         """The rules under ``root``, and the directories that could not be listed (with the reason). Symlinks
         are followed and cycles cut as the workspace scan does (`discovery.rule_files`), so a rule reached
         through a link is named by the same path here and in `ctxls check` findings (the link path)."""
-        found, unlisted = rule_files(root, self._real, os.scandir)
+        found, unlisted = rule_files(root, self._real, self.fs.scandir)  # (the workspace scan's listings)
         rules = []
         for p in found:
             src = self.fs.read(p, self.settings.max_file_bytes)

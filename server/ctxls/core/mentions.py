@@ -50,9 +50,12 @@ _MARK_IN_ROW = re.compile(r"(✅|✓|✔|❌|✗|✘|🚫)")
 
 # Words right before the mention (same clause) that make it a counter-example: "not `x`", "instead of `x`".
 _NEGATED = re.compile(r"(?:\b(?:not|never|instead\s+of|rather\s+than|avoid|don'?t\s+(?:use|add|create|put)|"
-                      r"do\s+not\s+(?:use|add|create|put)|no\s+more|without)\s+(?:\S+\s+){0,2}$)", re.IGNORECASE)
+                      r"do\s+not\s+(?:use|add|create|put)|no\s+more|without)\s+(?:\S+\s+){0,2}$"
+                      r"|\b(?:ships|has|have|there\s+is|there\s+are|with|contains?)\s+no\s+$)", re.IGNORECASE)
 _ABSENT_AFTER = re.compile(r"^\W{0,3}\(?\s*(?:doesn'?t|does\s+not|do\s+not|don'?t|won'?t)\s+exist|^\W{0,3}\(?\s*"
-                           r"(?:removed|deleted|gone|deprecated|obsolete|legacy,\s+removed)\b", re.IGNORECASE)
+                           r"(?:removed|deleted|gone|deprecated|obsolete|legacy,\s+removed)\b"
+                           r"|^\W{0,3}\s*(?:is|are)\s+not\s+(?:a|an|the|part\s+of)\b|^\W{0,3}\s*(?:isn'?t|aren'?t)\s+(?:a|an)\b",
+                           re.IGNORECASE)
 
 # Example markers right before the mention ("e.g. `x`", "such as `x`", "like `x`").
 _EXAMPLE_BEFORE = re.compile(
@@ -81,7 +84,16 @@ _CREATED_AFTER = re.compile(
     r"^\W{0,3}\s*(?:\((?:auto-?)?(?:generated|created|built|output|produced|written|cached|temporary|runtime|"
     r"gitignored|local)\b|(?:is|are|will\s+be|gets?|get|is\s+being|are\s+being|was|were)\s+(?:auto-?)?"
     r"(?:created|generated|written|produced|emitted|built|output|saved|downloaded|cached|populated|scaffolded)\b"
-    r"|(?:once|after|when)\s+(?:it\s+is\s+)?(?:created|generated|built))", re.IGNORECASE)
+    r"|(?:once|after|when)\s+(?:it\s+is\s+)?(?:created|generated|built)"
+    r"|(?:and\s+`[^`]+`\s+)?(?:is|are)\s+(?:\*\*)?(?:created|managed|maintained|written|kept|updated)"
+    r"(?:\s+and\s+(?:created|managed|maintained|written|kept|updated))?\s+(?:entirely\s+|only\s+)?by\s+(?:the\s+)?"
+    r"(?:ai|agent|model|assistant|claude|you|tool)\b)", re.IGNORECASE)
+
+# A directory as the place things are put: "Capture learnings in `docs/experience/`", "record decisions under
+# `docs/adr/`". (Only for a directory: "logging setup is in `lib/logging.ts`" names an existing file.)
+_DEST_BEFORE = re.compile(
+    r"\b(?:captur|record|stor|log|put|plac|kept|keep|add|append|collect|drop|file|go|goes)\w*\b(?:\s+\S+){0,4}?\s+"
+    r"(?:in|into|to|under)\W*$", re.IGNORECASE)
 
 # A path that is gone by intent: "`x` was renamed", "moved from `x`", "formerly `x`" (but "renamed to `y`" names
 # the new path, which must exist).
@@ -91,7 +103,11 @@ _HISTORY_BEFORE = re.compile(
 _HISTORY_AFTER = re.compile(
     r"^\W{0,3}\s*(?:\(?(?:deprecated|removed|deleted|legacy|obsolete|gone|old)\b|(?:was|were|has\s+been|have\s+been|"
     r"is|are|got)\s+(?:now\s+)?(?:renamed|moved|deleted|removed|replaced|deprecated|split|merged|gone|obsolete|"
-    r"no\s+longer))", re.IGNORECASE)
+    r"cancell?ed|canceled|rejected|retired|dropped|no\s+longer))", re.IGNORECASE)
+# "`packages/core`, `workflow-engine` and `x` are deleted": the predicate of the sentence the path opens.
+_HISTORY_PREDICATE = re.compile(
+    r"^[^.;!?]{0,160}?\b(?:are|were|was|is|have\s+been|has\s+been)\s+(?:now\s+)?(?:all\s+)?(?:deleted|removed|"
+    r"cancell?ed|canceled|rejected|retired|dropped|gone|deprecated)\b", re.IGNORECASE)
 
 # Another repository named around the mention: "in `acme/other`", "owned by the Documentation repo".
 _OTHER_REPO = re.compile(
@@ -109,6 +125,14 @@ IN_OTHER_PLACE = re.compile(r"^`?\s+in\s+`([A-Za-z0-9_-]+)/([A-Za-z0-9_.-]+)`")
 # "if branch-context files exist (`x`)", "`x` (if any)": present only sometimes.
 _CONDITIONAL_BEFORE = re.compile(r"\b(?:if|when|where|unless|whether)\b[^.;]{0,60}?\b(?:exists?|present|available|any)\b"
                                  r"[^.;]{0,20}$", re.IGNORECASE)
+# "check for `x`", "look for `x`": whether it is there is the question.
+_CHECKED_BEFORE = re.compile(r"\b(?:check(?:s|ing)?\s+(?:for|whether|if)|look(?:s|ing)?\s+for|search(?:es|ing)?\s+for)\b"
+                             r"(?:(?!\.\s)[^;:]){0,60}$", re.IGNORECASE)
+# "Past exploration of Y", "the handler for X": a template line, with placeholder letters for nouns.
+_PLACEHOLDER_NOUN = re.compile(r"\b(?:of|for|about|on|with|from)\s+[XYZ]\b(?![\w.-])")
+# "For projects using Pino, see `x`": written for some projects, not necessarily this one.
+_FOR_PROJECTS = re.compile(r"\b(?:for|in)\s+(?:projects?|repos?|repositories|apps?|codebases?|services?)\s+"
+                           r"(?:that\s+use|using|with|which\s+use)\b", re.IGNORECASE)
 _CONDITIONAL_AFTER = re.compile(r"^\W{0,3}\s*\(?\s*(?:if|when)\s+(?:it\s+|one\s+|they\s+)?(?:exists?|is\s+present|present|any|"
                                 r"available)\b|^\W{0,3}\s*\(optional\)", re.IGNORECASE)
 
@@ -134,6 +158,8 @@ class LineContext:
     """The first lines of the list items the line is nested under, outermost first."""
     item: str
     """The line's list item's first line (the line itself when it starts an item), or ""."""
+    table_header: str = ""
+    """For a row of a table, the table's header row, else ""."""
 
 
 class FileContext:
@@ -157,7 +183,16 @@ def _contexts(lines: list[str]) -> list[LineContext]:
     items: list[tuple[int, str]] = []  # (indent, first line) of the open list items
     label = ""  # a bold label line (`**Generated directories:**`) heads what follows until a blank line
     current = ""
+    header = ""  # the header row of the table being read
+    prev = ""
     for line in lines:
+        stripped = line.strip()
+        if stripped.startswith("|"):
+            if _TABLE_RULE.match(stripped) and prev.strip().startswith("|"):
+                header = prev
+        else:
+            header = ""
+        prev = line
         h = _HEADING.match(line)
         if h:
             level = len(h.group(1))
@@ -190,8 +225,53 @@ def _contexts(lines: list[str]) -> list[LineContext]:
                     label = line
             parents = tuple(t for _, t in items[:-1]) if current else ()
         heads_t = tuple(t for _, t in heads) + ((label,) if label else ())
-        out.append(LineContext(heads_t, parents, current))
+        out.append(LineContext(heads_t, parents, current, header if stripped.startswith("|") else ""))
     return out
+
+
+_TABLE_RULE = re.compile(r"^\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?$")
+# Header cells of a table of examples: "Bad (User-Specific) | Good (Portable)", "Wrong | Right", "Avoid | Prefer".
+# (Not "Old | New" or "Before | After": a table of moves names paths that must exist in its new column.)
+_BAD_HEADER = re.compile(r"^\W*(?:bad|wrong|incorrect|avoid|don'?t|anti-?pattern)\b", re.IGNORECASE)
+_GOOD_HEADER = re.compile(r"^\W*(?:good|right|correct|do|prefer(?:red)?|examples?)\b", re.IGNORECASE)
+
+
+_EXAMPLE_CELL = re.compile(r"\|\s*(?:\*\*|__)?(?:e\.g\.|examples?)\s*(?:\*\*|__)?\s*[:：]", re.IGNORECASE)
+_BRANCH_BEFORE = re.compile(r"\bbranch(?:es)?\s+(?:names?|naming|prefix(?:es)?|patterns?|like|such\s+as)\b[^.;]{0,30}$"
+                            r"|\bgit\s+(?:checkout\s+-b|switch\s+-c|branch)\s*$", re.IGNORECASE)
+_MODULE_FROM = re.compile(r"\b(?:import\w*|use|uses|using|require)\b[^.;]{0,40}\bfrom\s*$", re.IGNORECASE)
+
+
+def _is_dir_mention(text: str) -> bool:
+    """A path written as a directory: a trailing `/`, or a last segment without an extension."""
+    return text.endswith("/") or ("/" in text and "." not in text.rsplit("/", 1)[-1])
+
+
+def _table_column(line: str, col: int) -> int:
+    """The 0-based cell of a table row that column ``col`` is in."""
+    body = line.strip()
+    lead = len(line) - len(line.lstrip()) + (1 if body.startswith("|") else 0)
+    return line[lead:col].count("|")
+
+
+_EXAMPLES_COLUMN = re.compile(r"^\W*(?:examples?|e\.g\.|samples?)\W*$", re.IGNORECASE)
+
+
+def _example_column(row: str, col: int, header: str) -> str | None:
+    """CONTRAST or EXAMPLE when the mention is in a column of a table of examples (its header cell says Bad /
+    Good, Wrong / Right, Avoid / Prefer), else None."""
+    cells = [c.strip() for c in header.strip().strip("|").split("|")]
+    i = _table_column(row, col)
+    cell = cells[i] if i < len(cells) else ""
+    if _EXAMPLES_COLUMN.match(cell):
+        return EXAMPLE  # a column headed "Examples"
+    if not any(_BAD_HEADER.match(c) for c in cells) or not any(_GOOD_HEADER.match(c) for c in cells):
+        return None  # otherwise a table of examples names both sides
+    if _BAD_HEADER.match(cell):
+        return CONTRAST
+    if _GOOD_HEADER.match(cell):
+        return EXAMPLE
+    return None
 
 
 _ABBREV = re.compile(r"(?:\b[eE]\.\s?[gG]|\b[iI]\.\s?[eE]|\b[zZ]\.\s?[bB]|\bp\.\s?ex|\betc|\bvs|\bcf)\.$")
@@ -241,6 +321,14 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
     if _BAD_MARK.match(item) or (line.lstrip().startswith("|") and _MARK_IN_ROW.search(line)
                                  and _MARK_IN_ROW.search(line).group(1) in "❌✗✘🚫"):
         return Purpose(CONTRAST, "a counter-example (its list item or table row is marked wrong: ❌, Bad:, Don't:)")
+    if line.lstrip().startswith("|") and _EXAMPLE_CELL.search(line):
+        return Purpose(EXAMPLE, "its table row is marked as an example (a cell starting with Example:)")
+    if ctx.table_header:
+        got = _example_column(line, col, ctx.table_header)
+        if got is not None:
+            return Purpose(got, "in the "
+                           + ("wrong" if got == CONTRAST else "right") + " column of a table of examples (its header "
+                           f"says {_quote(ctx.table_header)})")
     if _NEGATED.search(before):
         return Purpose(CONTRAST, "negated right before the path (not / never / instead of / rather than)")
     if _ABSENT_AFTER.match(after):
@@ -259,17 +347,31 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
                                 "output to, save to)")
     if _CREATED_AFTER.match(after):
         return Purpose(CREATED, "the text after the path says it is created, generated or written")
+    if _is_dir_mention(line[col:end]) and _DEST_BEFORE.search(before):
+        return Purpose(CREATED, "a directory named as where things are put (capture, record, store, add ... in)")
     for p in ctx.parents[-1:] + ctx.headings[-1:]:
         if _GENERATED_PARENT.search(p) and not _EXAMPLE_HEADING.search(p):
             return Purpose(CREATED, f"listed under {_quote(p)}, which is about generated or runtime files")
     if _INSTALLED_BEFORE.search(_sentence_before(line, col)):
         return Purpose(CREATED, "the sentence says it is installed or downloaded there")
     # 4. history: renamed, moved, removed
-    if _HISTORY_BEFORE.search(before) or _HISTORY_AFTER.match(after):
+    if _HISTORY_BEFORE.search(before) or _HISTORY_AFTER.match(after) or _HISTORY_PREDICATE.match(after):
         return Purpose(HISTORY, "the clause says it was renamed, moved, removed or replaced")
     # 5. present only sometimes
-    if _CONDITIONAL_BEFORE.search(_sentence_before(line, col)) or _CONDITIONAL_AFTER.match(after):
+    sentence = _sentence_before(line, col)
+    if _CONDITIONAL_BEFORE.search(sentence) or _CONDITIONAL_AFTER.match(after):
         return Purpose(OPTIONAL, "the sentence makes it conditional (if it exists, when present, if any)")
+    if _CHECKED_BEFORE.search(before):
+        return Purpose(OPTIONAL, "the text checks whether it is there (check for, look for)")
+    if _FOR_PROJECTS.search(line[:col]):
+        return Purpose(OPTIONAL, "the sentence is written for some projects (for projects using ...), not this one")
+    if _PLACEHOLDER_NOUN.search(line):
+        return Purpose(EXAMPLE, "the line is a template: it has placeholder letters for nouns (of X, for Y)")
+    # not a path at all: a git branch ("Branch naming: `ui-v2/x`"), a module specifier ("`fn` from `pkg/test`")
+    if _BRANCH_BEFORE.search(sentence):
+        return Purpose(EXAMPLE, "the sentence is about git branch names")
+    if "." not in line[col:end].rsplit("/", 1)[-1] and _MODULE_FROM.search(before):
+        return Purpose(EXTERNAL, "an import's module specifier (use `x` from `pkg/sub`)")
     # 6. another repository
     if _OTHER_REPO.search(line):
         return Purpose(EXTERNAL, "the line names another repository")
@@ -304,3 +406,30 @@ def is_subject(line: str, col: int, end: int) -> bool:
     if _SUBJECT_ITEM.match(before) and _DESCRIBED_AFTER.match(after):
         return True
     return _LABEL_BEFORE.search(before) is not None
+
+
+# -- paths another line says are another repository's ---------------------------------------------------------
+_SPAN_PATH = re.compile(r"`(?:\./)?([A-Za-z0-9_@.-]+(?:/[A-Za-z0-9_@.-]+)+)/?`")
+# "`Documentation/web` is owned by the Documentation repo": the path, then what owns it.
+_OWNED_AFTER = re.compile(
+    r"^\s*(?:\([^)]*\)\s*)?(?:is|are)?\s*(?:owned\s+by|maintained\s+in|lives?\s+in|belongs?\s+to|comes?\s+from)"
+    r"\s+(?:the\s+)?[*_`]*[\w.-]+[*_`]*(?:\s+[*_`]*[\w.-]+[*_`]*)?\s+repo(?:sitory)?\b", re.IGNORECASE)
+# "the Documentation repo's `web/src/`", "(in the **`Documentation` repo**, at `Documentation/web/`)": a named
+# repository, then the path in it ("that repo's `x`" may be this one: not taken).
+_REPO_BEFORE = re.compile(
+    r"(?<!\bthis\s)(?<!\bthat\s)(?<!\bour\s)(?<!\bsame\s)(?<!\beach\s)(?<!\byour\s)(?<!\bevery\s)"
+    r"\brepo(?:sitory)?(?:[*_`]*(?:'s|’s)\s+(?:own\s+)?|[*_`]*,?\s+(?:at|under)\s+)$", re.IGNORECASE)
+
+
+def declared_external(line: str) -> list[str]:
+    """The paths (code spans with a `/`) a line says belong to another repository: "Site-level pages in
+    `Documentation/web` are owned by the Documentation repo", "a page belongs in the Documentation repo's
+    `web/src/content/docs/`". Another line's mention of such a path, or of a path under it, is not a claim about
+    this workspace (`ctxls check` reads every instruction file's lines for these)."""
+    if "repo" not in line.lower() or "`" not in line:
+        return []
+    out = []
+    for m in _SPAN_PATH.finditer(line):
+        if _OWNED_AFTER.match(line[m.end():]) or _REPO_BEFORE.search(line[:m.start()]):
+            out.append(m.group(1))
+    return out

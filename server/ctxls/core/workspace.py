@@ -246,9 +246,14 @@ class Workspace:
     # ---------------------------------------------------------------- inventory
     @property
     def index(self) -> D.WorkspaceIndex:
-        if self._index is None:
-            self._index = D.scan_workspace(self.root, self.settings)
-        return self._index
+        """The workspace's one walk: the index given (the engine's), else one scan per file-system snapshot."""
+        if self._index is not None:
+            return self._index
+        key = ("index", self.root, self.settings.respect_gitignore)  # (all the scan depends on)
+        got = self.fs.memo.get(key)
+        if got is None:
+            got = self.fs.memo[key] = D.scan_workspace(self.root, self.settings, fs=self.fs)
+        return got
 
     @cached_property
     def memory_dir(self) -> Path:
@@ -302,67 +307,39 @@ class Workspace:
         """Path of each instruction source -> its place in the scan."""
         return {src.path: i for i, src in enumerate(self.index.sources)}
 
-    def _walk(self) -> tuple[list[tuple[str, str, list[str]]], list[Path]]:
-        """Every directory of the workspace (vendor and build directories skipped) as (absolute path, posix
-        path relative to the root ('' for the root), file names), and the directories walked. Kept in the
-        file-system snapshot, so a long-lived engine walks the tree again only after a file appears or
-        disappears. Plain strings: building a Path for each of tens of thousands of files costs more than the
-        walk."""
-        key = ("walk", self.root)
-        got = self.fs.memo.get(key)
-        if got is None:
-            entries: list[tuple[str, str, list[str]]] = []
-            walked: list[Path] = []
-            links: list[str] = []
-            root = str(self.root)
-            cut = len(root.rstrip(os.sep)) + 1
-            islink = os.path.islink
-            join = os.path.join
-            for dirpath, dirnames, filenames in os.walk(root):
-                dirnames[:] = [d for d in dirnames if d not in D.SKIP_DIRS]
-                walked.append(Path(dirpath))
-                rel = dirpath[cut:].replace(os.sep, "/") if dirpath != root else ""
-                entries.append((dirpath, rel, filenames))
-                for d in dirnames:  # (os.walk lists links to directories there and does not enter them)
-                    if islink(join(dirpath, d)):
-                        links.append(f"{rel}/{d}" if rel else d)
-            got = self.fs.memo[key] = (entries, walked, links)
-        self.walked_dirs = got[1]
-        return got
-
     def tree(self) -> tuple[list[tuple[str, str, list[str]]], list[str]]:
-        """The one walk of the workspace tree that rules read (see `_walk`): its directory entries, and the
-        posix paths (relative to the root) of the symlinks to directories it did not enter."""
-        got = self._walk()
-        return got[0], got[2]
+        """The workspace's file tree, from the one walk (`discovery.scan_workspace`): its directory entries
+        (absolute path, posix path relative to the root, names of what is not a directory), and the posix
+        paths of the symlinks to directories it did not enter. Asking records the directories it depends on
+        (`walked_dirs`)."""
+        index = self.index
+        self.walked_dirs = index.tree_dirs
+        return index.tree, index.dir_links
 
     @property
     def rel_files(self) -> list[str]:
         """Every file of the workspace, relative to the root (posix), for existence and glob lookups."""
-        entries = self._walk()[0]  # first: it records the walk this answer depends on
-        key = ("rel_files", self.root)
-        got = self.fs.memo.get(key)
-        if got is None:
-            got = self.fs.memo[key] = [f"{rel}/{n}" if rel else n for _, rel, names in entries for n in names]
-        return got
+        index = self.index
+        self.walked_dirs = index.tree_dirs
+        return index.rel_files
 
-    @cached_property
+    def files_under(self, d: Path) -> list[str] | None:
+        """The files of the workspace below the directory ``d`` (reached through the tree, symlinks resolved),
+        relative to it (posix), sorted; None when ``d`` is not in the workspace's tree."""
+        real_root = self.fs.realpath(self.root)
+        real = self.fs.realpath(d)
+        if real != real_root and not real.startswith(real_root.rstrip(os.sep) + os.sep):
+            return None
+        index = self.index
+        self.walked_dirs = index.tree_dirs
+        return index.files_under(real[len(real_root):].strip(os.sep).replace(os.sep, "/"))
+
+    @property
     def files_by_name(self) -> "FilesByName":
         """Basename -> files of the workspace with that name (to suggest where a moved file went)."""
-        entries = self._walk()[0]  # first: it records the walk this answer depends on
-        key = ("files_by_name", self.root)
-        names = self.fs.memo.get(key)
-        if names is None:
-            names = {}
-            for d, _, files in entries:
-                for n in files:
-                    got = names.get(n)
-                    if got is None:
-                        names[n] = [d]
-                    else:
-                        got.append(d)
-            self.fs.memo[key] = names
-        return FilesByName(names)
+        index = self.index
+        self.walked_dirs = index.tree_dirs
+        return FilesByName(index.dirs_by_name)
 
     def session(self, start: Path, prefixes: dict | None = None) -> Session:
         return self._sessions.startup(start, self.settings, self.root, self.fs, self.counter, prefixes)

@@ -9,7 +9,7 @@ from ..core import model as M
 from ..core.loader import is_within, load_session
 from ..core.model import Session
 from ..core.profiles import AGENTS, EDITOR_AGENTS
-from ..core.profiles.common import scan_agent_files, targeted_agents
+from ..core.profiles.common import agent_files_in, targeted_agents
 from .server import CtxlsServer
 
 COMPARE_REPORT = "ctxls.compareReport"
@@ -48,8 +48,8 @@ def targets(ls: CtxlsServer) -> tuple[str, ...]:
     eng = ls.engine
     key = ("lsp-agent-files", ls.root)
     files = eng.fs.memo.get(key)
-    if files is None:  # (the snapshot's memo goes when a file appears or disappears)
-        files = eng.fs.memo[key] = scan_agent_files(ls.root, eng.settings)
+    if files is None:  # from the engine's one walk (both go when a file appears or disappears)
+        files = eng.fs.memo[key] = agent_files_in(ls.root, eng.index.rel_files, eng.settings)
     return targeted_agents(ls.root, files, eng.settings, eng.config.agents)
 
 

@@ -39,3 +39,15 @@ def _lazy(agent: str) -> Callable:
 
 
 PROFILES: dict[str, Callable] = {a: _lazy(a) for a in AGENTS if a != "claude-code"}
+
+
+RULE_FIELD_AGENTS = ("cursor", "copilot")
+"""Profiles whose rule files carry frontmatter of their own (`RULE_FIELDS`, `RULE_DIRS`, `rule_reading`)."""
+
+
+def rule_field_owner(field: str) -> str | None:
+    """The profile whose rule frontmatter ``field`` is (`globs` is Cursor's, `applyTo` Copilot's), or None."""
+    for agent in RULE_FIELD_AGENTS:
+        if field in module(agent).RULE_FIELDS:
+            return agent
+    return None

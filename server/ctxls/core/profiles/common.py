@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -339,6 +340,18 @@ def agent_file(parts: tuple[str, ...], names: frozenset[str]) -> bool:
 
 
 AGENT_EXTS = (".md", ".mdc")
+
+
+def agent_files_in(root: Path, rel_files: Iterable[str], settings: Settings) -> list[Path]:
+    """The instruction files of any agent among ``rel_files`` (posix paths relative to ``root``: a workspace's
+    tree, see `WorkspaceIndex.rel_files`), sorted."""
+    names = instruction_names(settings)
+    found = []
+    for rel in rel_files:
+        name = rel.rsplit("/", 1)[-1]
+        if (name in names or name.endswith(AGENT_EXTS)) and agent_file(tuple(rel.split("/")), names):
+            found.append(root / rel)  # (the name test first: most files are code)
+    return sorted(found)
 
 
 def scan_agent_files(root: Path, settings: Settings, max_dirs: int = 100_000) -> list[Path]:

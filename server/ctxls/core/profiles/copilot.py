@@ -39,6 +39,36 @@ def instruction_files(base: Path, fs: FileSystem) -> list[Path]:
     return files_below(base, (".instructions.md",), fs)
 
 
+# What CTX502 asks of a profile whose fields people put in Claude Code rules (see `rule_reading`).
+LABEL = "GitHub Copilot"
+RULE_FIELDS = ("applyTo", "excludeAgent")
+RULE_DIRS = (".github/instructions",)
+
+
+def rule_reading(path: Path, text: str, root: Path, settings: Settings, fs: FileSystem) -> tuple[str, str] | None:
+    """(the path through which Copilot reads the instruction file ``path``, relative to ``root``; what Copilot
+    does with it), or None when Copilot does not read it: a `*.instructions.md` under `.github/instructions`
+    is it, or links to it."""
+    real = fs.realpath(path)
+    for p in instruction_files(root / ".github" / "instructions", fs):
+        if fs.realpath(p) == real:
+            fm = loose_frontmatter(text)
+            globs = apply_to(fm)
+            what = (f"Copilot applies it when a file matching {', '.join(globs)} is touched" if globs else
+                    "Copilot never applies it automatically (it has no applyTo)")
+            excluded = exclude_agent(fm)
+            if excluded:
+                what += f", except in its {excluded} agent (excludeAgent)"
+            return p.relative_to(root).as_posix(), what
+    return None
+
+
+def unread_reason(path: Path) -> str:
+    """Why Copilot does not read a rule file that carries its fields."""
+    return (f"GitHub Copilot reads only `*.instructions.md` files under .github/instructions, and this one is "
+            f"{path.name}")
+
+
 def apply_to(fm: LooseFrontmatter) -> tuple[str, ...]:
     v = fm.fields.get("applyTo")
     if v is None:

@@ -65,6 +65,36 @@ def classify(fm: LooseFrontmatter) -> tuple[str, tuple[str, ...], str]:
     return kind, globs, desc
 
 
+# What CTX502 asks of a profile whose fields people put in Claude Code rules (see `rule_reading`).
+LABEL = "Cursor"
+RULE_FIELDS = ("alwaysApply", "globs")
+"""Rule frontmatter only Cursor reads (its `description` is a word every agent uses: not a sign of Cursor)."""
+RULE_DIRS = (".cursor/rules",)
+
+
+def rule_reading(path: Path, text: str, root: Path, settings: Settings, fs: FileSystem) -> tuple[str, str] | None:
+    """(the path through which Cursor reads the rule file ``path``, relative to ``root``; what Cursor does with
+    it), or None when Cursor does not read it: a `.cursor/rules` rule of the workspace root is it, or links
+    to it."""
+    real = fs.realpath(path)
+    for p in rule_files(root, settings, fs):
+        if fs.realpath(p) == real:
+            kind, globs, _ = classify(loose_frontmatter(text))
+            name = os.path.splitext(p.name)[0]
+            what = {ALWAYS: "an Always rule: it loads in every session",
+                    AUTO: f"an Auto Attached rule: it attaches when a file matching {', '.join(globs)} is touched",
+                    REQUESTED: "an Agent Requested rule: the model sees its description and fetches it when needed",
+                    MANUAL: f"a Manual rule: it applies only when the user types @{name}"}[kind]
+            return p.relative_to(root).as_posix(), f"Cursor reads it as {what}"
+    return None
+
+
+def unread_reason(path: Path) -> str:
+    """Why Cursor does not read a rule file that carries its fields."""
+    return (f"Cursor reads `.mdc` rules under .cursor/rules (plain `.md` too with `cursor_md_rules = true`), and "
+            f"{path.name} is not one of them")
+
+
 def rule_files(base: Path, settings: Settings, fs: FileSystem) -> list[Path]:
     """`.mdc` files (and `.md` with cursor_md_rules) under ``base``/.cursor/rules, recursively, sorted."""
     return files_below(base / ".cursor" / "rules", (".mdc", ".md") if settings.cursor_md_rules else (".mdc",), fs)

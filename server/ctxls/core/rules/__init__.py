@@ -48,6 +48,7 @@ def rule(code: str, name: str, family: str, severity: str, *, summary: str, why:
 
 def load_all() -> dict[str, RuleInfo]:
     """Import every family module so its rules register, and return the registry in code order."""
-    from . import agents, budget, duplication, imports, placement, references, security, skills, unreadable  # noqa: F401
+    from . import (agents, budget, duplication, frontmatter, imports, paths_glob, placement, references,  # noqa: F401
+                   security, skills, unreadable)
 
     return dict(sorted(REGISTRY.items()))

@@ -14,15 +14,15 @@ from .. import model as M
 from ..workspace import Workspace
 from ..compare import FOREIGN, NEVER, ON_TOUCH, STARTUP, Comparison, compare
 from ..findings import Edit, Finding, Fix, Related, Span
-from ..markdown import split_lines
+from ..markdown import code_spans, split_lines
 from ..profiles import AGENTS
 from ..profiles import codex as C
-from ..profiles.common import (AGENT_EXTS, LooseFrontmatter, agent_file, glob_matches, instruction_names,
-                              loose_frontmatter, targeted_agents)
+from ..profiles.common import LooseFrontmatter, agent_files_in, glob_matches, loose_frontmatter, targeted_agents
 from ..profiles.copilot import apply_to
 from ..profiles.cursor import MANUAL, classify
 from . import rule
-from .duplication import file_units, similarity
+from .dup_disagree import versions_disagree
+from .duplication import file_units, normalise, similarity
 
 _NAMES = M.AGENT_NAMES
 _CACHE: "weakref.WeakKeyDictionary[Workspace, dict]" = weakref.WeakKeyDictionary()
@@ -38,15 +38,8 @@ def _memo(ws: Workspace) -> dict:
 def agent_files(ws: Workspace) -> list[Path]:
     """Every agent's instruction files in the workspace (one scan per workspace)."""
     memo = _memo(ws)
-    if "files" not in memo:
-        # From the workspace walk other rules share (`rel_files`), not a scan of our own.
-        names = instruction_names(ws.settings)
-        found = []
-        for rel in ws.rel_files:
-            name = rel.rsplit("/", 1)[-1]
-            if (name in names or name.endswith(AGENT_EXTS)) and agent_file(tuple(rel.split("/")), names):
-                found.append(ws.root / rel)
-        memo["files"] = sorted(found)
+    if "files" not in memo:  # from the workspace's one walk, not a scan of our own
+        memo["files"] = agent_files_in(ws.root, ws.rel_files, ws.settings)
     return memo["files"]
 
 
@@ -372,6 +365,18 @@ def copilot_frontmatter_in_claude_file(ws: Workspace):
                       f"every session ({scope})", fixes=fixes)
 
 
+def _span_names(fp, v, fq, u):
+    """What `versions_disagree` asks for: the normalised words of both versions' code spans, when it asks."""
+    def names() -> set[str]:
+        out: set[str] = set()
+        for fi, row in ((fp, v), (fq, u)):
+            for line in fi.lines[row[0]:row[1] + 1]:
+                for c in code_spans(line):
+                    out.update(normalise(c.group(2)))
+        return out
+    return names
+
+
 @rule("CTX806", "agents-diverged-instruction", "agents", "warning",
       summary="The same instruction in two agents' files, and the two versions differ.",
       why="An instruction copied from CLAUDE.md into AGENTS.md (or `.cursor/rules`, GEMINI.md) gets updated in one "
@@ -411,6 +416,8 @@ def agents_diverged_instruction(ws: Workspace):
                 for v in ua:
                     if u[3] == v[3] or similarity(u[4], v[4]) < threshold:
                         continue
+                    if not versions_disagree(u[3], u[4], v[3], v[4], _span_names(fp, v, fq, u)):
+                        continue  # a paraphrase or an elaboration (CTX202's test): the agents follow one rule
                     key = (q, u[0])
                     if key in seen_real:
                         continue

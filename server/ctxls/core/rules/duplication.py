@@ -36,6 +36,7 @@ from .. import model as M
 from ..workspace import Workspace, same_items
 from . import rule
 from .dup_analysis import Analysis
+from .dup_copies import regroup, variant_info
 from .dup_disagree import disagree
 from .dup_units import STOP_WORDS, Source, content_words, extract_units, file_units, normalise, similarity
 
@@ -165,9 +166,13 @@ def _sequences(ws: Workspace) -> tuple[list[tuple[str, ...]], dict[str, M.Block]
           "loses nothing: every session loading it also loads the earlier copy, the later copy has no nested "
           "items, a checked-in file is never made to rely on a private one (CLAUDE.local.md, ~/.claude, "
           "auto memory), and AGENTS.md never relies on a Claude-only file (other agents read it alone). "
-          "Otherwise the message says where the copy should go.")
+          "Otherwise the message says where the copy should go. When one file repeats 5 or more instructions "
+          "of another, the line findings are info and one finding says the file is a copy (info when the names "
+          "say the two are variants of one file: `constitution.md`, `constitution-py.md`). A copy whose two places "
+          "both open a section of the same title (\"These rules cannot be overridden.\" under `## HARD Rules` "
+          "in each file) is a template's lead-in, bound to its section: info.")
 def duplicate_instruction(ws: Workspace):
-    return _analyse(ws).findings(ws, exact=True)
+    return regroup(ws, _analyse(ws).findings(ws, exact=True))
 
 
 @rule("CTX202", "diverged-instruction", "duplication", "warning",
@@ -191,7 +196,10 @@ def duplicate_instruction(ws: Workspace):
           "21 ...` in another). A rule alone in its list is in no template. `✅`/`❌` example lines "
           "and table rows linking an anchor of their own file are not instructions (CTX201 too). A copy in a "
           "template directory (`[check] template_dirs`: templates/, examples/, fixtures/, testdata/, ...) ships "
-          "into other projects on purpose: CTX201 and CTX202 say info there, without a delete fix.",
+          "into other projects on purpose: CTX201 and CTX202 say info there, without a delete fix. So is a "
+          "version in two variants of one file (`guidelines.md` / `guidelines-py.md`): they are meant to differ. "
+          "MUST and Always are one strength, and a copy that only adds a word or two (`stateless agent loop` / "
+          "`stateless loop`) elaborates the other: neither is a disagreement (CTX806 asks the same).",
       example="```markdown\n<!-- CLAUDE.md -->\n- Database migrations MUST be reversible.\n\n"
               "<!-- services/api/CLAUDE.md -->\n- Database migrations should be reversible.\n```",
       fix="Decide which version is right, update it, and delete the other copy (or keep it only where it "
@@ -213,7 +221,7 @@ def diverged_instruction(ws: Workspace):
             m = a.matches.get(uid)
             v = keep[id(f)] = (f, m is None or disagree(a.files, m))
         if v[1]:
-            got.append(f)
+            got.append(variant_info(f))
     if len(keep) > 4 * len(entries) + 1000:
         live = {id(f) for _, _, f in entries}
         for k in [k for k in keep if k not in live]:

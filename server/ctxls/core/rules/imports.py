@@ -11,6 +11,7 @@ from ..findings import Edit, Finding, Fix, Related, Span
 from ..loader import TEXT_EXTENSIONS, is_within, resolve_import
 from ..markdown import ImportRef
 from . import rule
+from .path_refs import KNOWN_EXT
 from .references import _generic_name
 
 IMPORTING_KINDS = (D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD, D.RULE, D.MEMORY_INDEX)
@@ -204,11 +205,21 @@ def _with_extension(ws: Workspace, target: Path) -> Path | None:
 
 def _names_something(raw: str) -> bool:
     """`@wordpress/data`, `@alice`, `@tresjs/core,`: no file extension (trailing punctuation aside) and no
-    explicit relative or home prefix."""
+    explicit relative or home prefix. Also what is plainly no file the author meant to import: a decorator
+    (`@agent.tool`: its "extension" is no file type), a TypeScript path alias (`@/mocks`), a CSS at-rule
+    inside a link's text (`@apply](x.md)`)."""
     raw = raw.rstrip(_TRAILING)
+    if "](" in raw:
+        return True  # "[Avoid Overusing @apply](x.md)": the link's text, up to its target
+    if raw.startswith("/") and not raw.startswith("//") and "." not in raw.rsplit("/", 1)[-1]:
+        return True  # `@/mocks`: a path alias of the project's bundler
     if not raw or raw.startswith(("./", "../", "~", "/")) or raw.endswith("/"):
         return False
-    return "." not in raw.rsplit("/", 1)[-1]
+    last = raw.rsplit("/", 1)[-1]
+    if "." not in last:
+        return True
+    ext = last.rsplit(".", 1)[1].lower()
+    return "/" not in raw and ext not in KNOWN_EXT and "." + ext not in TEXT_EXTENSIONS  # `@agent.tool_plain`
 
 
 def _build_output(ws: Workspace, target: Path) -> str | None:
@@ -276,6 +287,12 @@ def _import_cycle(ws: Workspace, importers: list[FileInfo]):
             for node, ref, t, cyc in visit(p):
                 fi = files[node]
                 chain = " -> ".join(ws.rel(c) for c in cyc)
+                if t == node:  # "Update @AGENTS.md" in AGENTS.md: the agent loads it once, nothing is lost
+                    yield Finding("CTX302", "info", node, _span(fi, ref),
+                                  f"@{ref.raw} is this file itself: the agent does not load it again; write "
+                                  f"`{ref.raw}` if it names the file in prose",
+                                  data={"explain": ["a file that imports itself: a cycle of one, harmless"]})
+                    continue
                 yield Finding("CTX302", "warning", node, _span(fi, ref),
                               f"@{ref.raw} closes an import cycle ({chain}): remove one of the imports",
                               related=[Related(t, Span(0, 0, 0, 0), "imported again here")])

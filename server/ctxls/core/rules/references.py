@@ -40,44 +40,20 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Iterator
 
 from .. import discovery as D
 from ..loader import is_within
 from ..workspace import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
-from ..markdown import Structure, code_spans, find_imports, split_frontmatter, split_lines, structure
-from ..mentions import CLAIM, IN_OTHER_PLACE, FileContext, classify, example_section, is_subject
+from ..mentions import CLAIM, IN_OTHER_PLACE, FileContext, classify, declared_external, example_section, is_subject
 from . import rule
+from .path_refs import EXT, EXTRA_SKIP_DIRS, KNOWN_EXT, Ref, extract, import_cols, path_shape
 
-# Extensions a slash-less name must carry to be taken for a file name ("web.py", "README.md").
-_KNOWN_EXT = frozenset(
-    "md mdx markdown txt rst adoc py pyi ipynb ts tsx jsx mjs cjs js go rs java kt kts scala rb php cc cpp hpp cs "
-    "swift sh bash zsh ps1 sql json jsonc yaml yml toml ini cfg conf xml html css scss sass less vue svelte proto "
-    "graphql gql tf hcl lock gradle csv lua ex exs erl dart jl zig".split()
-)
-_CODE_EXT = _KNOWN_EXT - {"md", "mdx", "markdown", "txt", "rst", "adoc", "json", "jsonc", "yaml", "yml", "toml",
+_CODE_EXT = KNOWN_EXT - {"md", "mdx", "markdown", "txt", "rst", "adoc", "json", "jsonc", "yaml", "yml", "toml",
                           "ini", "cfg", "conf", "csv", "lock"}
-# Bare (unformatted) prose is noisier: `node.js` or `a.m.` must not become file names.
-_BARE_EXT = _KNOWN_EXT - {"js", "conf", "lock", "cfg"}
-# `res.json`, `console.log`, `self.config`: receivers of a method call, not files.
-_RECEIVERS = frozenset(
-    "res req resp response request self this ctx cls os np pd console app window document json math obj data "
-    "module exports process err error event evt config settings options opts args kwargs user item value".split()
-)
 # Skill-relative bundle directories: CTX506 (skills family) checks those, and every link of a skill.
 _BUNDLE_DIRS = frozenset({"scripts", "references", "reference", "assets", "templates"})
-# Stems that stand for any name: placeholders, and the naming conventions of a style guide (`PascalCase.tsx`).
-_PLACEHOLDER_STEMS = frozenset("""foo bar baz qux quux example sample something whatever xxx yyy zzz pascalcase
-    camelcase kebab-case snake_case snakecase lowercase uppercase titlecase screaming_snake_case""".split())
-# `your-skill/`, `my_module.py`: a name the reader is to choose.
-_PLACEHOLDER_SEGMENT = re.compile(r"(?:your|my)[-_]", re.IGNORECASE)
-# Instruction-file kinds named without a directory ("check for a nearer `AGENTS.override.md`"): a kind of file
-# an agent looks for, not a reference to one.
-_INSTRUCTION_KINDS = frozenset(n.lower() for n in """CLAUDE.md CLAUDE.local.md AGENTS.md AGENTS.override.md
-    GEMINI.md .cursorrules .windsurfrules .clinerules copilot-instructions.md""".split())
-_EXTRA_SKIP_DIRS = frozenset({"dist", "build", "out", "target", "coverage", "node_modules", ".venv", "venv",
-                              "__pycache__", ".next", ".turbo", ".cache", "tmp", ".tmp"})
 
 # Lines that say the paths they name need not be there on every machine or every time, and examples in other
 # languages. Asked only of the lines that name a missing path (`_context_more`), which are few: every line pays
@@ -112,47 +88,6 @@ def _context_more(line: str) -> bool:
             if w in low:
                 return _CONTEXT_SKIP_MORE.search(low) is not None
     return False
-
-
-_LINK = re.compile(
-    r"!?\[(?:[^\]\\]|\\.)*\]\(\s*(<[^>\n]*>|[^\s)]+)(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)"
-)
-_REF_DEF = re.compile(r"^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)")
-_URL = re.compile(r"<?\b[A-Za-z][A-Za-z0-9+.-]*://[^\s>)\]]*>?|\bwww\.[^\s)\]]+")
-_AT = re.compile(r"(?<![\w@.+-])@([A-Za-z0-9._~/-][^\s`'\"()<>\[\],;]*)")
-# A whitespace-delimited word holding a `/` or `.` (the lookbehind anchors it at the word's start: without it
-# the engine retries every position of every word, quadratic in the word's length).
-_BARE = re.compile(r"(?<!\S)[^\s/.]*[/.]\S*")
-# A dot starting an extension: every path a code span, mention or prose token can name has one or a `/`.
-_DOT_EXT = re.compile(r"\.[A-Za-z0-9]")
-_DOT_INSIDE = re.compile(r"\.\S")
-_LOWER_NAME = re.compile(r"^[a-z0-9_][a-z0-9_-]*$")
-_UPPER_NAME = re.compile(r"^[A-Z][A-Z0-9_-]+$")
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
-_LINE_SUFFIX = re.compile(r":\d+(?::\d+)?(?:-\d+)?$")
-_BAD_CHARS = re.compile(r"[*?\[\]{}<>$%|\\\"'=,;()!^&+@#:\s]")
-_EXT = re.compile(r"^(.+)\.([A-Za-z0-9]{1,10})$")
-_SEGMENT = re.compile(r"^[A-Za-z0-9_.-]+$")
-_VERSION_SEGMENT = re.compile(r"^v?\d+(?:\.(?:\d+|x|X|\*))*\.(?:x|X|\*)$")
-
-
-_PLACEHOLDER_NAME = re.compile(r"(?:^|[-_.])(?:X{2,}|x{3,}|N{3,}|YYYY)(?:[-_.]|$)|[a-z]Here(?:[-_.]|$)|(?:^|[-_])here(?:[-_.]|$)")
-_STRIP_LEAD = "([\"'*_"
-_STRIP_TRAIL = ".,;:!?)]\"'*_"
-
-
-@dataclass
-class _Ref:
-    line: int
-    """0-based line of the file."""
-    col: int
-    """Code-point column where ``text`` starts."""
-    text: str
-    """The path as written (suffixes like `#frag` or `:12` excluded), i.e. what a fix replaces."""
-    kind: str
-    """code | link | at | bare"""
-    source: str = ""
-    """The line it is on."""
 
 
 @dataclass(frozen=True)
@@ -190,7 +125,7 @@ class _Names:
                 if not n.startswith(prefix):
                     break
                 ext = n[len(prefix):]
-                if len(ext) <= 10 and ext.isalnum() and ext.isascii():  # as `_EXT`
+                if len(ext) <= 10 and ext.isalnum() and ext.isascii():  # as `EXT`
                     got.append(n)
         return got
 
@@ -206,9 +141,12 @@ class _Names:
           "exists elsewhere, a quick fix (not applied by --fix) rewrites the path to it. Heuristics: only a *claim* "
           "that a path exists is checked (core/mentions.py classifies each mention from the clause around it, its "
           "list item and the headings above): a counter-example (`not x`, `❌`, \"(doesn't exist)\"), an example "
-          "(`✅`, e.g., such as, followed by e.g.), the object of a creating or writing verb (create, generate, "
-          "write to, output to, save to, \"is generated\", under a \"Generated ...\" item), a renamed-away path, a "
-          "conditional one (if it exists), a file of another repository (`x` in `owner/repo`, owned by the X repo) "
+          "(`✅`, e.g., such as, followed by e.g., a cell of a table whose header says Bad / Good), the object of a "
+          "creating or writing verb (create, generate, write to, output to, save to, \"is generated\", under a "
+          "\"Generated ...\" item), a directory named as where things are put (capture, record, add ... in "
+          "`docs/x/`), a renamed-away path, a conditional one (if it exists), a file of another repository (`x` "
+          "in `owner/repo`, owned by the X repo, or under a path that any instruction file says is another "
+          "repository's: \"`site/web` is owned by the Website repo\") "
           "and file-name suffixes (`.spec.ts`), naming conventions (`kebab-case.test.ts`), branches (`release/3.x`) "
           "and scoped packages are not. Paths are resolved from the file's directory and its ancestors, from the "
           "real directory of a file reached through a symlink, as the tail of an existing path and as a name plus "
@@ -270,7 +208,7 @@ def _what_changed(ws: Workspace, found: list[Finding]) -> list[Finding]:
         path = f.data["path"]
         while path.startswith("./"):
             path = path[2:]
-        if path and not path.endswith("/") and ".." not in path.split("/") and _EXT.match(path.rpartition("/")[2]):
+        if path and not path.endswith("/") and ".." not in path.split("/") and EXT.match(path.rpartition("/")[2]):
             wanted[f.data["path"]] = path
     if not wanted:
         return found
@@ -305,6 +243,38 @@ class _Checker:
         self._root_str = str(ws.root)
         self._ancestors: dict[str, list[_Base]] = {}
         self._hints: dict[tuple[str, str, bool, bool], tuple[list[str], str, str | None]] = {}
+        self._external: dict[str, str] | None = None
+
+    @property
+    def external(self) -> dict[str, str]:
+        """Paths that a line of some instruction file says are another repository's ("`Documentation/web` is
+        owned by the Documentation repo"), with where it says so: mentions of them anywhere are not claims."""
+        got = self._external
+        if got is None:
+            got = self._external = {}
+            for fi in self.ws.files():
+                text = fi.text or ""
+                if "repo" not in text and "Repo" not in text:
+                    continue
+                for i, line in enumerate(fi.lines):
+                    for p in declared_external(line):
+                        got.setdefault(p.rstrip("/"), f"{self.ws.rel(fi.path)}:{i + 1}")
+        return got
+
+    def _declared_external(self, path: str) -> str | None:
+        ext = self.external
+        if not ext:
+            return None
+        p = path.removeprefix("./").rstrip("/")
+        first = p.split("/", 1)[0]
+        for e, where in ext.items():
+            if p == e or p.startswith(e + "/"):
+                return where
+            # `web/scripts/x.mjs` beside "`Documentation/web` is the Website repo's": relative to that directory,
+            # when the workspace root has no `web/` of its own
+            if "/" in e and first == e.rsplit("/", 1)[1] and "/" in p and not self.ws.fs.is_dir(self.root / first):
+                return where
+        return None
 
     @property
     def names(self) -> _Names:
@@ -335,8 +305,8 @@ class _Checker:
         own = fi.path.name
         ctx: list = []
         # the loader expands imports in instruction files, never in memory
-        refs = _extract(text, _import_cols if not memory and "@" in text else frozenset(), into=ctx)
-        found: list[tuple[_Ref, str, str]] = []
+        refs = extract(text, import_cols if not memory and "@" in text else frozenset(), into=ctx)
+        found: list[tuple[Ref, str, str]] = []
         for ref in refs:
             path = self._candidate(ref, bases, memory, fi.kind)
             if path is None:
@@ -359,6 +329,8 @@ class _Checker:
             purpose = classify(line, ref.col, end, fctx.at(ref.line - offset))
             if purpose.kind != CLAIM:
                 continue  # an example, a counter-example, a place to create, another repository...
+            if self._declared_external(path) is not None:
+                continue  # another line says the path is another repository's
             # only peers with a directory count: a bare name "exists" wherever a file of that name is
             # A peer is a path with a directory, or a bare name of the same extension that is not a generic name
             # (`commonWorker.server.ts` beside a missing `legacyWorker.server.ts`): a bare name "exists" wherever a
@@ -369,6 +341,8 @@ class _Checker:
             lctx = fctx.at(ref.line - offset)
             severity, confidence = self._confidence(ref, line, path, bases, memory, template, peers)
             section = example_section(lctx) if severity == "warning" and not peers else None
+            if section is not None and _names_the_section(path, section):
+                section = None  # "#### Examples: validated against `examples/07-x.py`": the project's examples/
             if section is not None:
                 severity, confidence = "info", f"the line is in a section or list about examples or conventions ({section})"
             if severity is None:
@@ -381,7 +355,7 @@ class _Checker:
                        "the root .gitignore"]
             yield self._finding(fi, ref, path, bases, memory, where, own, severity, explain)
 
-    def _confidence(self, ref: _Ref, line: str, path: str, bases: list[_Base], memory: bool, template: bool,
+    def _confidence(self, ref: Ref, line: str, path: str, bases: list[_Base], memory: bool, template: bool,
                     peers: list[str]) -> tuple[str | None, str]:
         """(severity or None to leave it out, why) of a missing path the text claims exists."""
         if memory:
@@ -404,7 +378,7 @@ class _Checker:
             # checkout's: `../other-docs/x.mdx`, `nx/presets/npm.json`, `owner/.github/x.json`)
             return "info", (f"its first directory `{first}/` exists nowhere in the workspace: it may be another "
                             "repository's, a package's or a sibling checkout's path")
-        if ref.kind == "bare" and "/" in path and _EXT.match(name) is None and not path.endswith("/"):
+        if ref.kind == "bare" and "/" in path and EXT.match(name) is None and not path.endswith("/"):
             return "info", "words joined by slashes in prose (`capabilities/toolsets/models`), without an extension"
         if len(segs) == 1 and ref.kind != "link" and "/" not in path:
             if is_subject(line, ref.col, ref.col + len(ref.text)):
@@ -426,12 +400,12 @@ class _Checker:
             out = self._ancestors[d] = _ancestor_bases(d, self._root_str)
         return out
 
-    def _candidate(self, ref: _Ref, bases: list[_Base], memory: bool, kind: str) -> str | None:
+    def _candidate(self, ref: Ref, bases: list[_Base], memory: bool, kind: str) -> str | None:
         """The relative path ``ref`` names, or None when it is not (checkably) a path."""
-        shape = _shape(ref.text, ref.kind)
-        if shape is None:
+        got = path_shape(ref.text, ref.kind)
+        if got is None:
             return None
-        need_dir, has_slash, first = shape
+        need_dir, has_slash, first = got
         if ref.kind == "bare" and not has_slash and not memory:
             return None  # `README.txt` in prose may name anything; memories ("lives in web.py") are checked
         if kind == D.SKILL and not memory:
@@ -528,9 +502,9 @@ class _Checker:
             tail = "/".join(segs)
             if any(r == tail or r.endswith("/" + tail) for r in tails):
                 return "exists"  # `handlers/users.py` for services/api/handlers/users.py
-        m = _EXT.match(name) if "." in name else None
+        m = EXT.match(name) if "." in name else None
         # (not for links: `[setup](docs/setup)` is a broken link on GitHub and for the agent's Read)
-        full = names.with_stem(name) if not link and (m is None or m.group(2).lower() not in _KNOWN_EXT) else None
+        full = names.with_stem(name) if not link and (m is None or m.group(2).lower() not in KNOWN_EXT) else None
         if full and not path.endswith("/"):
             # `src/utils/format` for src/utils/format.ts, `tests/TestCore` for tests/TestCore.dpr: import
             # specifiers and program names drop the extension (`app.module` for app.module.ts too)
@@ -569,7 +543,7 @@ class _Checker:
         return "missing"
 
     # -- reporting ----------------------------------------------------------------------------------------
-    def _finding(self, fi: FileInfo, ref: _Ref, path: str, bases: list[_Base], memory: bool, where: str,
+    def _finding(self, fi: FileInfo, ref: Ref, path: str, bases: list[_Base], memory: bool, where: str,
                  own: str, severity: str = "warning", explain: list[str] | None = None) -> Finding:
         # What a missing path suggests depends on the path, the directory of the file that names it (``where``)
         # and whether it is a link: worked out once per directory and path.
@@ -591,14 +565,14 @@ class _Checker:
         msg = f"`{ref.text}` does not exist{hint}; point the reference at the right path or remove it"
         return Finding("CTX401", severity, fi.path, span, msg, fixes=fixes, data=data)
 
-    def _hint(self, fi: FileInfo, ref: _Ref, path: str, bases: list[_Base], memory: bool
+    def _hint(self, fi: FileInfo, ref: Ref, path: str, bases: list[_Base], memory: bool
               ) -> tuple[list[str], str, str | None]:
         """Where the missing ``path`` may have gone: (candidates, hint for the message, replacement text
         for a fix or None)."""
         segs = [s for s in path.rstrip("/").split("/") if s not in (".", "..")]
         name = segs[-1]
         parent = path.rstrip("/").rpartition("/")[0]
-        m = _EXT.match(name)
+        m = EXT.match(name)
         ext = m.group(2).lower() if m else None
         is_dir = path.endswith("/") or ext is None
         names = self.names
@@ -651,7 +625,7 @@ class _Checker:
                 return r
         return None
 
-    def _rewrite(self, fi: FileInfo, ref: _Ref, cand: str, is_dir: bool, memory: bool) -> str:
+    def _rewrite(self, fi: FileInfo, ref: Ref, cand: str, is_dir: bool, memory: bool) -> str:
         """The replacement text for a reference to ``cand`` (root-relative), written the way the file needs it."""
         target = self.root / cand
         new = cand
@@ -699,258 +673,17 @@ def _generic_name(name: str) -> bool:
     return low in _GENERIC_NAMES or _GENERIC_PATTERN.fullmatch(low) is not None
 
 
-# Well-known JavaScript libraries named with a `.js` suffix (lower-cased).
-_JS_LIBRARIES = frozenset("""
-    node.js next.js nuxt.js vue.js react.js preact.js angular.js ember.js backbone.js knockout.js alpine.js
-    solid.js svelte.js nest.js express.js koa.js hapi.js sails.js meteor.js electron.js deno.js bun.js
-    chart.js three.js d3.js p5.js pdf.js video.js highlight.js prism.js marked.js anime.js paper.js fabric.js
-    matter.js pixi.js babylon.js phaser.js tf.js ml5.js brain.js math.js decimal.js big.js bignumber.js bn.js
-    moment.js day.js dayjs.js luxon.js date-fns.js numeral.js accounting.js lodash.js underscore.js ramda.js
-    immutable.js immer.js rx.js rxjs.js socket.io.js ethers.js web3.js viem.js crypto.js crypto-js.js
-    zod.js yup.js joi.js ajv.js hammer.js swiper.js leaflet.js mapbox.js cesium.js sortable.js dropzone.js
-    quill.js tiptap.js slate.js codemirror.js monaco.js xterm.js mermaid.js katex.js mathjax.js popper.js
-    tippy.js gsap.js lottie.js howler.js tone.js sinon.js mocha.js chai.js jasmine.js karma.js jest.js
-    cypress.js playwright.js puppeteer.js webpack.js rollup.js vite.js esbuild.js parcel.js gulp.js grunt.js
-    handlebars.js mustache.js ejs.js pug.js nunjucks.js axios.js superagent.js got.js ky.js node-fetch.js
-    jquery.js zepto.js htmx.js stimulus.js turbo.js lit.js polymer.js mithril.js riot.js inferno.js qwik.js
-    """.split())
-
-
-@lru_cache(maxsize=65536)
-def _shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
-    """Whether token ``t`` (of a code span, link, @ mention or bare prose) is a path, judged from its text
-    alone: None when it is not; else (needs its first directory to exist, has a slash, first segment)."""
-    if not t or t in (".", "..", "./", "../"):
-        return None
-    if kind == "link" and (_SCHEME.match(t) or t.startswith("#")):
-        return None
-    if "://" in t or t.startswith(("/", "~", "-", "\\")):
-        return None
-    if _BAD_CHARS.search(t) or "..." in t or "//" in t:
-        return None
-    low = t.lower()
-    if "path/to/" in low or low.startswith("to/") or "/to/your" in low:
-        return None
-    segs = t.rstrip("/").split("/")
-    if not segs or any(not s or not _SEGMENT.match(s) for s in segs):
-        return None
-    real = [s for s in segs if s not in (".", "..")]
-    if not real:
-        return None
-    if any(s in D.SKIP_DIRS or s in _EXTRA_SKIP_DIRS for s in real):
-        return None
-    last = real[-1]
-    if last.startswith(".env") or ".local." in last or last.endswith(".local") or last.endswith("~"):
-        return None
-    if _PLACEHOLDER_NAME.search(last):
-        return None  # NNNN-title.md, xxx.py, YYYY-MM-DD.md
-    m = _EXT.match(last)
-    ext = m.group(2).lower() if m else None
-    stem = m.group(1) if m else last
-    if ext is not None and ext.isdigit():
-        return None  # versions: v1.2, 3.11
-    if _VERSION_SEGMENT.match(last):
-        return None  # branches and version series: release/3.x, v2.x
-    if "/" not in t and last.startswith(".") and last.count(".") >= 2:
-        return None  # `.spec.ts`, `.agent.md`, `.test-d.ts`: a file-name suffix, the naming of a kind of file
-    if stem.lower() in _PLACEHOLDER_STEMS or stem.split(".")[0].lower() in _PLACEHOLDER_STEMS \
-            or any(s.lower() in _PLACEHOLDER_STEMS for s in real[:-1]):
-        return None
-    if any(_PLACEHOLDER_SEGMENT.match(s) for s in real):
-        return None
-    has_slash = "/" in t
-    if not has_slash and last.lower() in _INSTRUCTION_KINDS:
-        return None
-    explicit_rel = segs[0] in (".", "..")
-    if explicit_rel and ext is None and kind == "code":
-        return None  # `../axiosConfig`: an import specifier, relative to the code file it is written in
-    first = real[0]
-    if has_slash and not explicit_rel and "." in first and not first.startswith("."):
-        return None  # github.com/acme/x, v1.2/notes, docs.python.org/3
-    if kind == "link":
-        return False, has_slash, first
-    if ext == "js" and not has_slash and t.lower() in _JS_LIBRARIES:
-        # `decimal.js`, `Next.js`: the names of libraries, not files (`server.js` stays a file name)
-        return None
-    if kind == "at":
-        if has_slash:
-            # `@cratis/arc.react`: a scoped package (its "extension" is part of the name); `@docs/x.md` a path
-            return (False, True, first) if ((ext is not None and ext in _KNOWN_EXT) or explicit_rel) else None
-        return (False, False, first) if ext in _KNOWN_EXT else None
-    if not has_slash:
-        if ext is None or stem.split(".")[0].lower() in _RECEIVERS:
-            return None
-        if kind == "code":
-            return (False, False, first) if ext in _KNOWN_EXT else None
-        if ext not in _BARE_EXT or len(stem) < 2:
-            return None
-        if not (_LOWER_NAME.match(stem) or _UPPER_NAME.match(stem)):
-            return None  # Node.js, MyComponent.tsx in prose
-        return False, False, first
-    if kind == "code":
-        if ext is not None or explicit_rel:
-            return False, True, first
-        return True, True, first  # `services/billing`: a path when `services/` exists
-    # bare prose token with a slash
-    if ext is not None:
-        return (False, True, first) if ext in _BARE_EXT else None
-    if t.endswith("/") or len(real) >= 3:
-        return True, True, first
-    return None  # client/server, and/or
-
-
 # ----------------------------------------------------------------------------------------------- extraction
-_FindImports = Callable[[str, Structure, int], "set[tuple[int, int]]"]
-
-
-def _import_cols(body: str, st: Structure, offset: int) -> set[tuple[int, int]]:
-    """(0-based line, column of the `@`) of the imports of a file (live or in code): what `prepare()` finds,
-    from the structure `_extract` has at hand (preparing the whole file costs several times more)."""
-    live, dead = find_imports(split_lines(body), st, offset)
-    return {(r.line - 1, r.col) for r in live + dead}
-
-
-def _extract(text: str, import_cols: set[tuple[int, int]] | frozenset[tuple[int, int]] | _FindImports,
-             into: list | None = None) -> list[_Ref]:
-    """Path-like references of a markdown file, outside frontmatter, code blocks and HTML comments.
-    ``import_cols``: where the file's imports are (see `_import_cols`), or how to find them when needed.
-    ``into``: receives (frontmatter line offset, body lines), for the mentions' context."""
-    fm, body = split_frontmatter(text)
-    if into is not None:
-        into.extend((fm.end_line, body.split("\n")))
-    offset = fm.end_line
-    st = structure(body)
-    skip = st.code_lines | st.comment_lines
-    # The fast scanner sees fences only; indented code needs CommonMark. (The `in` tests are a cheap necessary
-    # condition of the regex.)
-    if ("\n    " in body or "\n\t" in body) and _INDENTED_BLOCK.search("\n" + body):
-        skip = skip | _indented_code(body)
-    out: list[_Ref] = []
-    for i, line in enumerate(body.split("\n")):
-        if "/" not in line:
-            # Without a `/`, a path needs an extension (`web.py`), except a link target (`[x](notes)`).
-            if "." not in line.rstrip(" \r.:!?"):
-                continue
-            if "[" not in line and not _DOT_EXT.search(line):
-                continue
-        if i in skip:
-            continue
-        n = i + offset
-        toks = _line_tokens(line[:-1] if line.endswith("\r") else line)
-        if not toks:
-            continue
-        seen: set[str] = set()
-        for col, tok, kind, at in toks:
-            if at >= 0:
-                if callable(import_cols):  # found at the first mention
-                    import_cols = import_cols(body, st, offset)
-                if (n, at) in import_cols:
-                    continue  # an @import: the imports family's
-            key = tok.rstrip("/")
-            if key not in seen:
-                seen.add(key)
-                out.append(_Ref(n, col, tok, kind, line))
-    return out
-
-
-_Tok = tuple[int, str, str, int]
-"""(column, text, kind, column of the `@` for mentions else -1)"""
-
-
-@lru_cache(maxsize=65536)
-def _line_tokens(line: str) -> tuple[_Tok, ...]:
-    """Candidate references of one line (cached: instruction files repeat lines a lot)."""
-    out: list[_Tok] = []
-    cur = line
-
-    def mask(text: str, a: int, b: int) -> str:
-        return text[:a] + " " * (b - a) + text[b:]
-
-    # 1. code spans: a single token is a path candidate; anything with whitespace is a command
-    if "`" in cur:
-        for m in code_spans(line):
-            cur = mask(cur, m.start(), m.end())
-            content, start = m.group(2), m.start(2)
-            if content.startswith(" ") and content.endswith(" ") and content.strip():
-                content, start = content[1:-1], start + 1
-            if not content or (" " in content or "\t" in content):
-                continue
-            if content.startswith("@"):
-                _token(out, content[1:], start + 1, "at", start)
-            else:
-                _token(out, content, start, "code")
-    # 2. links and reference definitions (target only), then URLs
-    if "[" in cur:
-        d = _REF_DEF.match(cur)
-        if d:
-            _link(out, d.group(1), d.start(1))
-            cur = mask(cur, d.start(), d.end())
-        if "](" in cur:
-            for m in list(_LINK.finditer(cur)):
-                _link(out, m.group(1), m.start(1))
-                cur = mask(cur, m.start(1), m.end(1))
-    if "://" in cur or "www." in cur:
-        for m in list(_URL.finditer(cur)):
-            cur = mask(cur, m.start(), m.end())
-    # 3. @ mentions (those the import regex takes are dropped by the caller)
-    if "@" in cur:
-        for m in list(_AT.finditer(cur)):
-            cur = mask(cur, m.start(), m.end())
-            _token(out, m.group(1), m.start(1), "at", m.start())
-    # 4. bare tokens: one survives `_token`'s stripping only with a `/` or a dot inside (not a sentence's end)
-    if "/" in cur or _DOT_INSIDE.search(cur):
-        for m in _BARE.finditer(cur):
-            tok = m.group(0)
-            if "@" not in tok and "`" not in tok:
-                _token(out, tok, m.start(), "bare")
-    return tuple(out)
-
-
-def _link(out: list[_Tok], target: str, col: int) -> None:
-    if target.startswith("<") and target.endswith(">"):
-        target, col = target[1:-1], col + 1
-    t = target.split("#", 1)[0].split("?", 1)[0]
-    if not t or "%" in t:
-        return  # escaped names (`my%20file.md`) cannot be rewritten in place; rare enough to skip
-    out.append((col, t, "link", -1))
-
-
-def _token(out: list[_Tok], tok: str, col: int, kind: str, at: int = -1) -> None:
-    if kind == "bare":
-        stripped = tok.lstrip(_STRIP_LEAD)
-        col += len(tok) - len(stripped)
-        tok = stripped.rstrip(_STRIP_TRAIL)
-        if "/" not in tok and "." not in tok:
-            return
-    elif "#" in tok:
-        tok = tok.split("#", 1)[0]
-    if ":" in tok:
-        tok = _LINE_SUFFIX.sub("", tok)
-    if tok:
-        out.append((col, tok, kind, at))
-
-
-# A blank line, then an indented one: searched in "\n" + body, so that the body's start counts as a line start
-# (a pattern led by a literal "\n" is searched ten times faster than one led by `(?:^|\n)`).
-_INDENTED_BLOCK = re.compile(r"\n[ \t]*\n(?: {4}|\t)[ \t]*\S")
-
-
-def _indented_code(body: str) -> frozenset[int]:
-    """0-based lines of indented code blocks (CommonMark: list continuations are not code)."""
-    try:
-        from markdown_it import MarkdownIt
-
-        tokens = MarkdownIt("commonmark").disable("inline").parse(body)
-    except Exception:
-        return frozenset()
-    out: set[int] = set()
-    for tok in tokens:
-        if tok.type == "code_block" and tok.map is not None:
-            out.update(range(tok.map[0], tok.map[1]))
-    return frozenset(out)
 
 
 # ----------------------------------------------------------------------------------------------- helpers
+def _names_the_section(path: str, section: str) -> bool:
+    """Whether a directory of ``path`` is what the examples section is named after (`examples/x.py` under
+    "Examples"): the section is about the project's own directory of examples, not an illustration."""
+    words = {w.lower().rstrip("s") for w in re.findall(r"[A-Za-z]+", section)}
+    return any(seg.lower().rstrip("s") in words for seg in path.split("/")[:-1] if seg not in (".", ".."))
+
+
 def _ancestor_bases(d: str, root: str) -> list[_Base]:
     """Bases of directory ``d`` and every directory up to ``root`` (just ``root`` when ``d`` is outside it).
     Both are normalised absolute paths; plain string operations (pathlib is slow at this rate)."""
@@ -970,7 +703,7 @@ def _ancestor_bases(d: str, root: str) -> list[_Base]:
 
 def _name_index(ws: Workspace) -> _Names:
     """Files and directories by name, from the workspace's one tree walk (`Workspace.tree`), without build and
-    vendor directories (`_EXTRA_SKIP_DIRS`, on top of the walk's own skips). A symlink to a directory counts as
+    vendor directories (`EXTRA_SKIP_DIRS`, on top of the walk's own skips). A symlink to a directory counts as
     a file of that name: it is not entered (a path below it is asked of the file system, see `_on_disk`)."""
     key = ("ctxls.rules.references.names", str(ws.root))
     entries, links = ws.tree()  # first: the walk records what this answer depends on
@@ -978,7 +711,7 @@ def _name_index(ws: Workspace) -> _Names:
     if isinstance(got, _Names):
         return got
     names = _Names()
-    extra = _EXTRA_SKIP_DIRS
+    extra = EXTRA_SKIP_DIRS
     skipped: set[str] = set()
     for _, rel, filenames in entries:
         if rel:

@@ -29,7 +29,7 @@ from ..loader import TEXT_EXTENSIONS
 from ..markdown import in_code_span, structure
 from ..words import plural
 from . import rule
-from .skills import sources
+from .sources import sources
 
 IMPORT = "import"
 _LOADED_KINDS = (D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD, D.RULE, D.SKILL, D.COMMAND, D.MEMORY_INDEX,

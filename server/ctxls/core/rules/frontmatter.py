@@ -1,0 +1,428 @@
+"""Rules: frontmatter (CTX501, CTX502) of rules, skills, legacy commands and memory files (spec A5, A7, B2):
+blocks that do not parse or are not read, and fields the agent does not know, ignores, or that belong to another
+agent that reads the same file (its profile says what it does with it)."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+
+import yaml
+
+from .. import discovery as D
+from ..loader import is_within
+from ..workspace import FileInfo, Workspace
+from ..findings import Edit, Finding, Fix, Span
+from ..globs import split_outside_braces
+from ..markdown import _TOP_KEY_VALUE_RE, _YAML_LOADER, quote_problem_values, structure
+from .. import profiles
+from ..skills import command_name
+from . import rule
+from .sources import (COMMAND_IGNORED, KEY_LINE_RE, MEMORY_FIELDS, RULE_FIELDS, SKILL_FIELDS, key_span, kind_word,
+                      read_frontmatter, sources)
+
+# Frontmatter of other agents that people copy into Claude Code rules: the profiles' own fields (Cursor's
+# `globs`/`alwaysApply`, Copilot's `applyTo`/`excludeAgent`; core/profiles), plus Windsurf's `trigger`, an agent
+# ctxls has no profile for (`_WINDSURF`).
+_FOREIGN = {f: f"a {profiles.module(a).LABEL} field" for a in profiles.RULE_FIELD_AGENTS
+            for f in profiles.module(a).RULE_FIELDS} | {"trigger": "a Windsurf field"}
+# Fields that scope a rule to some files (Cursor's and Windsurf's `globs`, Copilot's `applyTo`): copied without
+# `paths:`, the author expected a scope Claude Code ignores, and Claude Code loads the rule in every session.
+_SCOPING = frozenset({"globs", "applyTo"})
+_MATCH_ALL = frozenset({"**", "**/*", "*", "/**", "/**/*", "./**", "./**/*"})
+
+
+def _narrows(key: str, data: dict) -> bool:
+    """Whether ``key`` scopes the rule to fewer files than all while Claude Code loads it everywhere (no `paths:`):
+    `applyTo: "**/*"` means every file, as loading everywhere does."""
+    if key not in _SCOPING or "paths" in data:
+        return False
+    value = data.get(key)
+    items = value if isinstance(value, list) else split_outside_braces(value) if isinstance(value, str) else []
+    patterns = {str(i).strip().strip("'\"") for i in items} - {""}
+    return not patterns <= _MATCH_ALL
+
+
+# ============================================================================================ CTX501
+_CONSEQUENCE = {
+    D.RULE: "Claude Code cannot read its `paths:`, so the rule loads in every session",
+    D.SKILL: "Claude Code ignores every field (the description falls back to the first paragraph)",
+    D.COMMAND: "Claude Code ignores every field of it",
+    D.MEMORY_TOPIC: "the memory's name, description and type are lost",
+    D.MEMORY_INDEX: "its fields are lost",
+}
+
+
+@rule("CTX501", "frontmatter-invalid", "skills", "error",
+      summary="YAML frontmatter of a rule, skill, command or memory file does not parse, parses only with Claude "
+              "Code's lenient retry, is never closed, or does not start on line 1.",
+      why="When the frontmatter does not parse, Claude Code drops every field in it: a rule's `paths:` is lost "
+          "and the rule loads in every session, a skill falls back to its first paragraph as description. Before "
+          "giving up it tries once more with every top-level value that holds a YAML-special character (`: `, "
+          "`*`, `{`, `[`, `#`, ...) quoted, so `paths: **/*.ts` or `description: Deploy: runs it` still work "
+          "there (a warning: other agents, editors and YAML tools drop those fields). A `---` opener without a "
+          "closing `---` is not frontmatter at all, so the raw `key: value` lines are sent to the model as text; "
+          "neither is a block below line 1 (under a title).",
+      example="```markdown\n---\ndescription: Deploy: runs the release script\n---\n```\n(a warning: Claude Code "
+              "reads it by quoting the value), or an error when even that cannot help:\n\n```markdown\n---\n"
+              "paths:\n  - \"src/api/**\n---\n```",
+      fix="Fix the YAML at the reported line (quote values that contain `: ` or start with a special "
+          "character). When Claude Code's retry reads the block, the quick fix makes the same quoting edits "
+          "(safe: the fields read the same, now as valid YAML); for an unclosed block it offers to insert the "
+          "closing `---` after the last field, and to move a block found under the title to the top (neither "
+          "applied by --fix).")
+def frontmatter_invalid(ws: Workspace):
+    for fi in sources(ws, D.RULE, D.SKILL, D.COMMAND, D.MEMORY_INDEX, D.MEMORY_TOPIC):
+        text = fi.text or ""
+        if not text.startswith("---"):
+            if "\n---" in text[:4000]:
+                f = _misplaced(fi)
+                if f is not None:
+                    yield f
+            continue
+        fm = fi.prepared.frontmatter
+        if fm.present:
+            if fm.error is None and fm.strict_error is None:
+                continue
+            yield _invalid_yaml(ws, fi, fm.end_line - 1, fm.data if fm.error is None else None)
+        elif fm.error and fi.lines[0].rstrip("\r").rstrip() == "---":
+            f = _unclosed(fi)
+            if f is not None:
+                yield f
+
+
+def _invalid_yaml(ws: Workspace, fi: FileInfo, close: int, lenient: dict | None) -> Finding:
+    """The block does not parse; ``lenient`` is what Claude Code's retry reads from it (None: nothing)."""
+    raw = "\n".join(l.rstrip("\r") for l in fi.lines[1:close])
+    line, col, problem = 0, 0, "does not parse"
+    try:
+        data = yaml.load(raw, Loader=_YAML_LOADER)
+        problem = f"is a {type(data).__name__}, not a mapping of fields"
+        line = 1 if close > 1 else 0
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        ctx = getattr(exc, "context_mark", None)
+        if mark is not None and mark.line + 1 >= close and ctx is not None:
+            mark = ctx  # an unclosed `[`, `{` or quote fails at the end: point where it opened
+        if mark is not None:
+            line, col = min(mark.line + 1, close), mark.column
+        problem = (getattr(exc, "problem", None) or str(exc).splitlines()[0]).strip()
+    except Exception as exc:  # pragma: no cover - odd yaml failures
+        problem = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    text = fi.lines[line].rstrip("\r")
+    span = Span(line, min(col, len(text)), line, len(text)) if col < len(text) else Span(line, 0, line, len(text))
+    if lenient is not None:
+        fixes = _quote_fix(fi, close, lenient)
+        msg = (f"Frontmatter is not valid YAML (line {line + 1}: {problem}): Claude Code reads it only by quoting "
+               f"values itself, other agents and YAML tools drop its fields; quote the values")
+        return Finding("CTX501", "warning", fi.path, span, msg, fixes=fixes)
+    consequence = _CONSEQUENCE.get(fi.kind, "its fields are lost")
+    msg = f"Frontmatter does not parse (line {line + 1}: {problem}): {consequence}; fix the YAML"
+    return Finding("CTX501", "error", fi.path, span, msg)
+
+
+def _quote_fix(fi: FileInfo, close: int, lenient: dict) -> list[Fix]:
+    """Claude Code's retry edits (`quote_problem_values`: each problem value double-quoted) as a fix, offered when
+    they make the block valid YAML that reads exactly as the agent reads it now."""
+    new_lines = [l.rstrip("\r") for l in fi.lines[1:close]]
+    edits = []
+    for i, line in enumerate(new_lines):
+        quoted = quote_problem_values(line)
+        if quoted == line:
+            continue
+        m = _TOP_KEY_VALUE_RE.match(line)
+        if m is None:  # pragma: no cover - only such lines are rewritten
+            continue
+        value = quoted[len(m.group(1)) + 2:]
+        new_lines[i] = line[:m.start(2)] + value
+        edits.append(Edit(fi.path, Span(i + 1, m.start(2), i + 1, len(line)), value))
+    if not edits:
+        return []
+    try:
+        data = yaml.load("\n".join(new_lines), Loader=_YAML_LOADER)
+    except Exception:
+        return []
+    if data != lenient:
+        return []
+    return [Fix("Quote the frontmatter values as Claude Code does", tuple(edits))]
+
+
+_FIELDS_OF = {D.RULE: RULE_FIELDS | {"globs", "description", "alwaysApply"}, D.SKILL: SKILL_FIELDS,
+              D.COMMAND: SKILL_FIELDS, D.MEMORY_INDEX: MEMORY_FIELDS, D.MEMORY_TOPIC: MEMORY_FIELDS}
+
+
+def _misplaced(fi: FileInfo) -> Finding | None:
+    """A frontmatter block that does not start on line 1 (under a title, after a blank line): Claude Code reads
+    frontmatter only at the very start, so its fields are ignored and its lines sent as text."""
+    lines = fi.lines
+    st = structure(fi.text or "")
+    hidden = st.code_lines | st.comment_lines  # an example of frontmatter in a code block is just that
+    seen = 0
+    for i in range(min(len(lines), 40)):
+        if i in hidden:
+            if lines[i].strip():
+                seen += 1
+            continue
+        line = lines[i].rstrip("\r").rstrip()
+        if line != "---":
+            if line:
+                seen += 1
+                if seen > 3:
+                    return None  # deep in the body: a thematic break, not a misplaced block
+            continue
+        close = next((j for j in range(i + 1, min(len(lines), i + 30))
+                      if j not in hidden and lines[j].rstrip("\r").rstrip() == "---"), None)
+        if close is not None and any(j in hidden for j in range(i, close + 1)):
+            return None
+        if close is None or close == i + 1:
+            return None
+        try:
+            data = yaml.load("\n".join(l.rstrip("\r") for l in lines[i + 1:close]), Loader=_YAML_LOADER)
+        except Exception:
+            return None
+        if not isinstance(data, dict) or not any(isinstance(k, str) and k in _FIELDS_OF.get(fi.kind, ())
+                                                 for k in data):
+            return None
+        consequence = {D.RULE: "its `paths:` is ignored and the rule loads in every session",
+                       D.SKILL: "its fields are ignored (the description falls back to the first paragraph)"
+                       }.get(fi.kind, "its fields are ignored")
+        block = "".join(l.rstrip("\r") + "\n" for l in lines[i:close + 1])
+        # (not applied by --fix: moving it changes when the rule loads, which the author should confirm)
+        fix = Fix("Move the frontmatter block to the top of the file",
+                  (Edit(fi.path, Span(0, 0, 0, 0), block), Edit(fi.path, Span(i, 0, close + 1, 0), "")), safe=False)
+        return Finding("CTX501", "error", fi.path, Span(i, 0, i, 3),
+                       f"Frontmatter on line {i + 1} is not on line 1, so it is not frontmatter: Claude Code sends "
+                       f"its lines as text and {consequence}; move the block to the top of the file", fixes=[fix])
+    return None
+
+
+def _unclosed(fi: FileInfo) -> Finding | None:
+    last = 0
+    for i in range(1, min(len(fi.lines), 200)):
+        line = fi.lines[i].rstrip("\r")
+        if KEY_LINE_RE.match(line) or (last and line[:1] in (" ", "\t") and line.strip()) or \
+                (last and line.lstrip().startswith("- ")):
+            last = i
+            continue
+        break
+    if last == 0:
+        return None  # a thematic break followed by prose: not meant as frontmatter
+    fix = Fix("Close the frontmatter after its last field", (Edit(fi.path, Span(last + 1, 0, last + 1, 0), "---\n"),),
+              safe=False)
+    msg = (f"Frontmatter opened on line 1 is never closed: it is not frontmatter, its fields are ignored and sent "
+           f"to the model as text; add a `---` line after line {last + 1}")
+    return Finding("CTX501", "error", fi.path, Span(0, 0, 0, 3), msg, fixes=[fix])
+
+
+# ============================================================================================ CTX502
+@rule("CTX502", "frontmatter-unknown-field", "skills", "warning",
+      summary="A frontmatter field the agent does not know (or ignores) in a rule, skill, command or memory file.",
+      why="Unknown fields are silently ignored: a misspelt `allowed_tools` grants nothing, a Cursor-style `globs:` "
+          "on a rule does not scope it (the rule loads in every session), `paths:` on a command or a CLAUDE.md does "
+          "nothing. Skills uploaded to claude.ai or the Skills API (the portable Agent Skills spec) accept only "
+          "`name`, `description`, `license`, `compatibility`, `metadata` and `allowed-tools`: any other field is "
+          "a hard upload error, so keep custom data under `metadata:`. A field that is merely unknown to a rule or "
+          "memory file is reported as info: it is stripped and costs nothing. Another agent's field on a rule "
+          "(Cursor's `globs`/`alwaysApply` and Copilot's `applyTo`/`excludeAgent`, from their profiles; Windsurf's "
+          "`trigger`) is left alone when that agent is in use (its rule folder is or links to the rule's folder, "
+          "the rule's text lives in a folder shared outside `.claude/`, or the workspace targets the agent): the "
+          "agent's profile says whether it reads the very file (through its own folder, by a name it reads: "
+          "`*.instructions.md` for Copilot, `.mdc` for Cursor) and what it does with it (Cursor's rule type, "
+          "Copilot's `applyTo`). That is info, and a warning only when the field scoped the rule to some files and "
+          "Claude Code, with no `paths:`, loads it in every session (`applyTo: \"**/*\"` scopes nothing).",
+      example="```markdown\n---\nglobs: src/**/*.ts\n---\n# TypeScript rules\n```",
+      fix="Rename the field to the one the agent reads, delete it, or move custom data under `metadata:`. The "
+          "quick fix renames misspelt fields; --fix applies it only when case or `_`/`-` alone differ and the field "
+          "grants no permissions (`argument_hint` -> `argument-hint`); `allowed_tools` -> `allowed-tools` and "
+          "`globs` -> `paths` change what the agent may do or load, so they are offered, not applied.")
+def frontmatter_unknown_field(ws: Workspace):
+    for fi in sources(ws, D.RULE, D.SKILL, D.COMMAND, D.MEMORY_INDEX, D.MEMORY_TOPIC, D.CLAUDE_MD, D.CLAUDE_LOCAL_MD):
+        fm = read_frontmatter(fi)
+        if fm is None or not isinstance(fm.data, dict):
+            continue
+        for key in fm.data:
+            if not isinstance(key, str):
+                continue
+            line = fm.keys.get(key)
+            if line is None:
+                continue
+            got = _unknown_field(fi.kind, key, fm.data)
+            if got is None:
+                continue
+            msg, rename = got
+            other = _other_agent(ws, fi, key) if fi.kind == D.RULE and key in _FOREIGN else None
+            if other is not None:
+                yield _foreign_finding(fi, key, line, fm.data, *other)
+                continue
+            # A field that is merely unknown to a rule or memory file costs nothing (frontmatter is stripped):
+            # report it as info; misspellings and other tools' fields change behaviour and stay warnings.
+            # Another agent's field on a rule is a warning when the author's scope is lost (Claude Code loads the
+            # rule everywhere, `globs: src/**` meant some files).
+            if fi.kind == D.COMMAND and key == "name" and _same_name(fm.data.get("name"), fi.path):
+                severity = "info"  # `name: deploy` in deploy.md: redundant, and it says what happens anyway
+            elif fi.kind == D.RULE and key in _FOREIGN:
+                severity = "warning" if _narrows(key, fm.data) else "info"
+            else:
+                severity = "info" if fi.kind in (D.RULE, D.MEMORY_INDEX, D.MEMORY_TOPIC) and rename is None \
+                    and key != "globs" else "warning"
+            fixes = []
+            if rename is not None and rename not in fm.data:
+                # A spelling fix (case or separators only) is safe, except for fields that grant permissions or run
+                # code; `globs` -> `paths` and guessed names change what loads, so the user decides.
+                safe = _norm(key) == _norm(rename) and rename not in _PERMISSION_FIELDS
+                fixes.append(Fix(f"Rename `{key}` to `{rename}`", (Edit(fi.path, Span(line, 0, line, len(key)), rename),),
+                                 safe=safe))
+            yield Finding("CTX502", severity, fi.path, key_span(fi, line, key), msg, fixes=fixes)
+
+
+_PERMISSION_FIELDS = frozenset({"allowed-tools", "hooks", "shell", "agent", "context"})
+
+# Windsurf (no profile): where it reads rule files, and what says the workspace uses it at all.
+_WINDSURF_DIRS = (".windsurf/rules", ".agent/rules", ".agents/rules")
+_WINDSURF_MARKERS = (".windsurf", ".windsurfrules", ".agent", ".agents/rules")
+
+
+def _other_agent(ws: Workspace, fi: FileInfo, key: str) -> tuple[str, str, bool, str] | None:
+    """For a rule carrying another agent's field ``key``: (the agent's name, what it does with the file or why
+    it does not read it, whether it reads it, why ctxls thinks the agent is in use), or None when nothing says
+    the agent is in use (the field was copied in by mistake). A profiled agent (Cursor, Copilot) reads the file
+    when its profile finds it through its own rule folder (`rule_reading`: the folder is, or links to, the
+    rule's folder, and the file's name is one the agent reads); it is in use when it reads the file, when its
+    rule folder links to the rule's folder, when the rule's text lives outside `.claude/` in a folder shared
+    by construction (`.ai/rules`, linked in), or when the workspace targets it (CTX8xx)."""
+    real = ws.fs.realpath(fi.path)
+    real_dir = os.path.dirname(real)
+    agent = profiles.rule_field_owner(key)
+    mod = profiles.module(agent) if agent is not None else None
+    dirs = mod.RULE_DIRS if mod is not None else _WINDSURF_DIRS
+    label = mod.LABEL if mod is not None else "Windsurf"
+    if mod is not None:
+        got = mod.rule_reading(fi.path, fi.text or "", ws.root, ws.settings, ws.fs)
+        if got is not None:
+            where, what = got
+            how = "is this very file" if where == ws.rel(fi.path) else "links to this file"
+            return label, what, True, f"{where} {how}"
+    sign = None
+    for d in dirs:
+        p = ws.root / d
+        if os.path.isdir(p) and ws.fs.realpath(p) == real_dir:
+            sign = f"{d} is this rule's folder" if not os.path.islink(p) else f"{d} links to this rule's folder"
+            break
+    if sign is None and real != str(fi.path) and "/.claude/" not in real.replace(os.sep, "/"):
+        sign = (f"its text lives in {ws.rel(Path(real)) if is_within(real, str(ws.root)) else real}, a folder "
+                f"shared with other agents")
+    if sign is None:
+        if mod is not None:
+            from .agents import targets  # (the agents family's own view of the workspace)
+
+            if agent in targets(ws):
+                sign = f"the workspace targets {label}"
+        else:
+            sign = next((f"the workspace has {m}" for m in _WINDSURF_MARKERS if os.path.exists(ws.root / m)), None)
+    if sign is None:
+        return None
+    if mod is None:  # no profile to say more: Windsurf reads its rule folders
+        return label, f"{label} reads rules from {', '.join(dirs)}", True, sign
+    return label, mod.unread_reason(fi.path), False, sign
+
+
+def _foreign_finding(fi: FileInfo, key: str, line: int, data: dict, label: str, what: str, reads: bool,
+                     sign: str) -> Finding:
+    """CTX502 on another agent's field in a rule that agent uses (`_other_agent`): what each agent does with
+    the file. A warning only when Claude Code loads the rule in every session because the author scoped it
+    with the other agent's field alone."""
+    explain = [f"{label} is in use: {sign}", what]
+    unscoped = _narrows(key, data)
+    claude = ("Claude Code ignores it and, with no `paths:`, loads the rule in every session" if unscoped else
+              "Claude Code ignores it and, with no `paths:`, loads the rule in every session, as it does" if key in
+              _SCOPING and "paths" not in data else
+              "Claude Code ignores it and scopes the rule by `paths:` alone" if "paths" in data else
+              "Claude Code ignores it")
+    if reads:
+        advice = (f"add `paths:` with the same patterns for Claude Code and keep `{key}` for {label}" if unscoped
+                  else f"keep it for {label}")
+        msg = f"`{key}` is {label}'s field ({sign}): {what}. {claude}; {advice}"
+    else:
+        advice = (f"for {label} to read it, give the file a name it reads; for Claude Code, add `paths:`"
+                  if unscoped else f"for {label} to read it, give the file a name it reads, or delete the field")
+        msg = f"`{key}` is {label}'s field, but {label} does not read this file: {what}. {claude}; {advice}"
+    return Finding("CTX502", "warning" if unscoped else "info", fi.path, key_span(fi, line, key), msg,
+                   data={"explain": explain})
+
+
+def _same_name(value: object, path: Path) -> bool:
+    """Whether a legacy command's `name:` is the name its file gives it anyway."""
+    return isinstance(value, str) and value.strip().lstrip("/").lower() in (path.stem.lower(), command_name(path).lower())
+
+
+def _norm(key: str) -> str:
+    return key.lower().replace("_", "-")
+
+
+def _close_match(key: str, known: frozenset[str]) -> str | None:
+    norm = _norm(key)
+    for k in known:
+        if _norm(k) == norm:
+            return k
+    got = difflib.get_close_matches(norm, sorted(known), n=1, cutoff=0.85)
+    return got[0] if got else None
+
+
+def _unknown_field(kind: str, key: str, data: dict) -> tuple[str, str | None] | None:
+    if kind in (D.CLAUDE_MD, D.CLAUDE_LOCAL_MD):
+        if key in ("paths", "globs"):
+            return (f"`{key}:` in a {kind_word(kind)} is ignored: the file always loads; move the "
+                    f"instructions to a `.claude/rules/` file with `paths:` to scope them", None)
+        return None
+    if kind == D.RULE:
+        if key in RULE_FIELDS:
+            return None
+        if key == "globs":
+            if "paths" in data:
+                return ("`globs:` is not a Claude Code field and is ignored here (the rule is scoped by `paths:`); "
+                        "delete it", None)
+            return ("`globs:` is not a Claude Code field: the rule is unconditional and loads in every session; "
+                    "rename it to `paths:` to scope it", "paths")
+        near = _close_match(key, RULE_FIELDS)
+        if near:
+            return (f"Unknown rule field `{key}` (did you mean `{near}`?): it is ignored and the rule loads in "
+                    f"every session; rename it", near)
+        origin = f" ({_FOREIGN[key]})" if key in _FOREIGN else ""
+        return (f"Unknown rule field `{key}`{origin}: rules read only `paths:`, so Claude Code ignores it; "
+                f"delete it (it is stripped and costs no tokens)" if not origin else
+                f"Unknown rule field `{key}`{origin}: rules read only `paths:`, so Claude Code ignores it; delete it",
+                None)
+    if kind in (D.MEMORY_INDEX, D.MEMORY_TOPIC):
+        if key in MEMORY_FIELDS:
+            return None
+        near = _close_match(key, MEMORY_FIELDS)
+        if near:
+            return f"Unknown memory field `{key}` (did you mean `{near}`?); rename it", near
+        return (f"Unknown memory field `{key}`: memory files use only name, description, type and modified; "
+                f"delete it", None)
+    if kind == D.COMMAND:
+        if key in COMMAND_IGNORED:
+            what = "the command name is the file name" if key == "name" else "commands always load"
+            return (f"`{key}:` is ignored in a legacy command ({what}); delete it, or turn the command into a "
+                    f"skill under .claude/skills/", None)
+        if key in SKILL_FIELDS:
+            return None
+        near = _close_match(key, SKILL_FIELDS - COMMAND_IGNORED)
+        if near:
+            return f"Unknown command field `{key}` (did you mean `{near}`?): it is ignored; rename it", near
+        return f"Unknown command field `{key}`: Claude Code ignores it; delete it", None
+    if kind == D.SKILL:
+        if key in SKILL_FIELDS:
+            return None
+        near = _close_match(key, SKILL_FIELDS)
+        if near:
+            return (f"Unknown skill field `{key}` (did you mean `{near}`?): Claude Code ignores it; rename it",
+                    near)
+        if key == "globs":
+            return "`globs:` is not a skill field: Claude Code ignores it; rename it to `paths:`", "paths"
+        return (f"Unknown skill field `{key}`: Claude Code ignores it and the Agent Skills API rejects the upload; "
+                f"move it under `metadata:` or delete it", None)
+    return None
+
+

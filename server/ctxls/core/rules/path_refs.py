@@ -1,0 +1,376 @@
+"""Which tokens of a markdown file name paths (for CTX401 and CTX402, core/rules/references.py): backticked
+paths, link targets, `@` mentions that are not imports and bare `src/...`-style tokens, outside code blocks,
+comments and frontmatter, each with the shape that says whether it looks unmistakably like a path (see the
+references module's docstring for what is skipped and why)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable
+
+from .. import discovery as D
+from ..markdown import Structure, code_spans, find_imports, split_frontmatter, split_lines, structure
+
+# Extensions a slash-less name must carry to be taken for a file name ("web.py", "README.md").
+KNOWN_EXT = frozenset(
+    "md mdx markdown txt rst adoc py pyi ipynb ts tsx jsx mjs cjs js go rs java kt kts scala rb php cc cpp hpp cs "
+    "swift sh bash zsh ps1 sql json jsonc yaml yml toml ini cfg conf xml html css scss sass less vue svelte proto "
+    "graphql gql tf hcl lock gradle csv lua ex exs erl dart jl zig".split()
+)
+
+
+# Bare (unformatted) prose is noisier: `node.js` or `a.m.` must not become file names.
+_BARE_EXT = KNOWN_EXT - {"js", "conf", "lock", "cfg"}
+
+
+# `res.json`, `console.log`, `self.config`: receivers of a method call, not files.
+_RECEIVERS = frozenset(
+    "res req resp response request self this ctx cls os np pd console app window document json math obj data "
+    "module exports process err error event evt config settings options opts args kwargs user item value".split()
+)
+
+
+# Stems that stand for any name: placeholders, and the naming conventions of a style guide (`PascalCase.tsx`).
+_PLACEHOLDER_STEMS = frozenset("""foo bar baz qux quux example sample something whatever xxx yyy zzz pascalcase
+    camelcase kebab-case snake_case snakecase lowercase uppercase titlecase screaming_snake_case""".split())
+
+
+# `your-skill/`, `my_module.py`: a name the reader is to choose.
+_PLACEHOLDER_SEGMENT = re.compile(r"(?:your|my)[-_]", re.IGNORECASE)
+
+
+# Instruction-file kinds named without a directory ("check for a nearer `AGENTS.override.md`"): a kind of file
+# an agent looks for, not a reference to one.
+_INSTRUCTION_KINDS = frozenset(n.lower() for n in """CLAUDE.md CLAUDE.local.md AGENTS.md AGENTS.override.md
+    GEMINI.md .cursorrules .windsurfrules .clinerules copilot-instructions.md""".split())
+
+
+EXTRA_SKIP_DIRS = frozenset({"dist", "build", "out", "target", "coverage", "node_modules", ".venv", "venv",
+                              "__pycache__", ".next", ".turbo", ".cache", "tmp", ".tmp"})
+
+
+_LINK = re.compile(
+    r"!?\[(?:[^\]\\]|\\.)*\]\(\s*(<[^>\n]*>|[^\s)]+)(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)"
+)
+
+
+_REF_DEF = re.compile(r"^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)")
+
+
+_URL = re.compile(r"<?\b[A-Za-z][A-Za-z0-9+.-]*://[^\s>)\]]*>?|\bwww\.[^\s)\]]+")
+
+
+_AT = re.compile(r"(?<![\w@.+-])@([A-Za-z0-9._~/-][^\s`'\"()<>\[\],;]*)")
+
+
+# A whitespace-delimited word holding a `/` or `.` (the lookbehind anchors it at the word's start: without it
+# the engine retries every position of every word, quadratic in the word's length).
+_BARE = re.compile(r"(?<!\S)[^\s/.]*[/.]\S*")
+
+
+# A dot starting an extension: every path a code span, mention or prose token can name has one or a `/`.
+_DOT_EXT = re.compile(r"\.[A-Za-z0-9]")
+
+
+_DOT_INSIDE = re.compile(r"\.\S")
+
+
+_LOWER_NAME = re.compile(r"^[a-z0-9_][a-z0-9_-]*$")
+
+
+_UPPER_NAME = re.compile(r"^[A-Z][A-Z0-9_-]+$")
+
+
+SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+_LINE_SUFFIX = re.compile(r":\d+(?::\d+)?(?:-\d+)?$")
+
+
+_BAD_CHARS = re.compile(r"[*?\[\]{}<>$%|\\\"'=,;()!^&+@#:\s]")
+
+
+EXT = re.compile(r"^(.+)\.([A-Za-z0-9]{1,10})$")
+
+
+_SEGMENT = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+_VERSION_SEGMENT = re.compile(r"^v?\d+(?:\.(?:\d+|x|X|\*))*\.(?:x|X|\*)$")
+
+
+_PLACEHOLDER_NAME = re.compile(r"(?:^|[-_.])(?:X{2,}|x{3,}|N{3,}|YYYY)(?:[-_.]|$)|[a-z]Here(?:[-_.]|$)|(?:^|[-_])here(?:[-_.]|$)")
+
+
+_STRIP_LEAD = "([\"'*_"
+
+
+_STRIP_TRAIL = ".,;:!?)]\"'*_"
+
+
+@dataclass
+class Ref:
+    line: int
+    """0-based line of the file."""
+    col: int
+    """Code-point column where ``text`` starts."""
+    text: str
+    """The path as written (suffixes like `#frag` or `:12` excluded), i.e. what a fix replaces."""
+    kind: str
+    """code | link | at | bare"""
+    source: str = ""
+    """The line it is on."""
+
+
+# Well-known JavaScript libraries named with a `.js` suffix (lower-cased).
+_JS_LIBRARIES = frozenset("""
+    node.js next.js nuxt.js vue.js react.js preact.js angular.js ember.js backbone.js knockout.js alpine.js
+    solid.js svelte.js nest.js express.js koa.js hapi.js sails.js meteor.js electron.js deno.js bun.js
+    chart.js three.js d3.js p5.js pdf.js video.js highlight.js prism.js marked.js anime.js paper.js fabric.js
+    matter.js pixi.js babylon.js phaser.js tf.js ml5.js brain.js math.js decimal.js big.js bignumber.js bn.js
+    moment.js day.js dayjs.js luxon.js date-fns.js numeral.js accounting.js lodash.js underscore.js ramda.js
+    immutable.js immer.js rx.js rxjs.js socket.io.js ethers.js web3.js viem.js crypto.js crypto-js.js
+    zod.js yup.js joi.js ajv.js hammer.js swiper.js leaflet.js mapbox.js cesium.js sortable.js dropzone.js
+    quill.js tiptap.js slate.js codemirror.js monaco.js xterm.js mermaid.js katex.js mathjax.js popper.js
+    tippy.js gsap.js lottie.js howler.js tone.js sinon.js mocha.js chai.js jasmine.js karma.js jest.js
+    cypress.js playwright.js puppeteer.js webpack.js rollup.js vite.js esbuild.js parcel.js gulp.js grunt.js
+    handlebars.js mustache.js ejs.js pug.js nunjucks.js axios.js superagent.js got.js ky.js node-fetch.js
+    jquery.js zepto.js htmx.js stimulus.js turbo.js lit.js polymer.js mithril.js riot.js inferno.js qwik.js
+    """.split())
+
+
+@lru_cache(maxsize=65536)
+def path_shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
+    """Whether token ``t`` (of a code span, link, @ mention or bare prose) is a path, judged from its text
+    alone: None when it is not; else (needs its first directory to exist, has a slash, first segment)."""
+    if not t or t in (".", "..", "./", "../"):
+        return None
+    if kind == "link" and (SCHEME.match(t) or t.startswith("#")):
+        return None
+    if "://" in t or t.startswith(("/", "~", "-", "\\")):
+        return None
+    if _BAD_CHARS.search(t) or "..." in t or "//" in t:
+        return None
+    low = t.lower()
+    if "path/to/" in low or low.startswith("to/") or "/to/your" in low:
+        return None
+    segs = t.rstrip("/").split("/")
+    if not segs or any(not s or not _SEGMENT.match(s) for s in segs):
+        return None
+    real = [s for s in segs if s not in (".", "..")]
+    if not real:
+        return None
+    if any(s in D.SKIP_DIRS or s in EXTRA_SKIP_DIRS for s in real):
+        return None
+    last = real[-1]
+    if last.startswith(".env") or ".local." in last or last.endswith(".local") or last.endswith("~"):
+        return None
+    if _PLACEHOLDER_NAME.search(last):
+        return None  # NNNN-title.md, xxx.py, YYYY-MM-DD.md
+    m = EXT.match(last)
+    ext = m.group(2).lower() if m else None
+    stem = m.group(1) if m else last
+    if ext is not None and ext.isdigit():
+        return None  # versions: v1.2, 3.11
+    if _VERSION_SEGMENT.match(last):
+        return None  # branches and version series: release/3.x, v2.x
+    if "/" not in t and last.startswith(".") and last.count(".") >= 2:
+        return None  # `.spec.ts`, `.agent.md`, `.test-d.ts`: a file-name suffix, the naming of a kind of file
+    if stem.lower() in _PLACEHOLDER_STEMS or stem.split(".")[0].lower() in _PLACEHOLDER_STEMS \
+            or any(s.lower() in _PLACEHOLDER_STEMS for s in real[:-1]):
+        return None
+    if any(_PLACEHOLDER_SEGMENT.match(s) for s in real):
+        return None
+    has_slash = "/" in t
+    if not has_slash and last.lower() in _INSTRUCTION_KINDS:
+        return None
+    explicit_rel = segs[0] in (".", "..")
+    if explicit_rel and ext is None and kind == "code":
+        return None  # `../axiosConfig`: an import specifier, relative to the code file it is written in
+    first = real[0]
+    if has_slash and not explicit_rel and "." in first and not first.startswith("."):
+        return None  # github.com/acme/x, v1.2/notes, docs.python.org/3
+    if kind == "link":
+        return False, has_slash, first
+    if ext == "js" and not has_slash and t.lower() in _JS_LIBRARIES:
+        # `decimal.js`, `Next.js`: the names of libraries, not files (`server.js` stays a file name)
+        return None
+    if kind == "at":
+        if has_slash:
+            # `@cratis/arc.react`: a scoped package (its "extension" is part of the name); `@docs/x.md` a path
+            return (False, True, first) if ((ext is not None and ext in KNOWN_EXT) or explicit_rel) else None
+        return (False, False, first) if ext in KNOWN_EXT else None
+    if not has_slash:
+        if ext is None or stem.split(".")[0].lower() in _RECEIVERS:
+            return None
+        if kind == "code":
+            return (False, False, first) if ext in KNOWN_EXT else None
+        if ext not in _BARE_EXT or len(stem) < 2:
+            return None
+        if not (_LOWER_NAME.match(stem) or _UPPER_NAME.match(stem)):
+            return None  # Node.js, MyComponent.tsx in prose
+        return False, False, first
+    if kind == "code":
+        if ext is not None or explicit_rel:
+            return False, True, first
+        return True, True, first  # `services/billing`: a path when `services/` exists
+    # bare prose token with a slash
+    if ext is not None:
+        return (False, True, first) if ext in _BARE_EXT else None
+    if t.endswith("/") or len(real) >= 3:
+        return True, True, first
+    return None  # client/server, and/or
+
+
+_FindImports = Callable[[str, Structure, int], "set[tuple[int, int]]"]
+
+
+def import_cols(body: str, st: Structure, offset: int) -> set[tuple[int, int]]:
+    """(0-based line, column of the `@`) of the imports of a file (live or in code): what `prepare()` finds,
+    from the structure `extract` has at hand (preparing the whole file costs several times more)."""
+    live, dead = find_imports(split_lines(body), st, offset)
+    return {(r.line - 1, r.col) for r in live + dead}
+
+
+def extract(text: str, import_cols: set[tuple[int, int]] | frozenset[tuple[int, int]] | _FindImports,
+             into: list | None = None) -> list[Ref]:
+    """Path-like references of a markdown file, outside frontmatter, code blocks and HTML comments.
+    ``import_cols``: where the file's imports are (see `import_cols`), or how to find them when needed.
+    ``into``: receives (frontmatter line offset, body lines), for the mentions' context."""
+    fm, body = split_frontmatter(text)
+    if into is not None:
+        into.extend((fm.end_line, body.split("\n")))
+    offset = fm.end_line
+    st = structure(body)
+    skip = st.code_lines | st.comment_lines
+    # The fast scanner sees fences only; indented code needs CommonMark. (The `in` tests are a cheap necessary
+    # condition of the regex.)
+    if ("\n    " in body or "\n\t" in body) and _INDENTED_BLOCK.search("\n" + body):
+        skip = skip | _indented_code(body)
+    out: list[Ref] = []
+    for i, line in enumerate(body.split("\n")):
+        if "/" not in line:
+            # Without a `/`, a path needs an extension (`web.py`), except a link target (`[x](notes)`).
+            if "." not in line.rstrip(" \r.:!?"):
+                continue
+            if "[" not in line and not _DOT_EXT.search(line):
+                continue
+        if i in skip:
+            continue
+        n = i + offset
+        toks = _line_tokens(line[:-1] if line.endswith("\r") else line)
+        if not toks:
+            continue
+        seen: set[str] = set()
+        for col, tok, kind, at in toks:
+            if at >= 0:
+                if callable(import_cols):  # found at the first mention
+                    import_cols = import_cols(body, st, offset)
+                if (n, at) in import_cols:
+                    continue  # an @import: the imports family's
+            key = tok.rstrip("/")
+            if key not in seen:
+                seen.add(key)
+                out.append(Ref(n, col, tok, kind, line))
+    return out
+
+
+_Tok = tuple[int, str, str, int]
+"""(column, text, kind, column of the `@` for mentions else -1)"""
+
+
+@lru_cache(maxsize=65536)
+def _line_tokens(line: str) -> tuple[_Tok, ...]:
+    """Candidate references of one line (cached: instruction files repeat lines a lot)."""
+    out: list[_Tok] = []
+    cur = line
+
+    def mask(text: str, a: int, b: int) -> str:
+        return text[:a] + " " * (b - a) + text[b:]
+
+    # 1. code spans: a single token is a path candidate; anything with whitespace is a command
+    if "`" in cur:
+        for m in code_spans(line):
+            cur = mask(cur, m.start(), m.end())
+            content, start = m.group(2), m.start(2)
+            if content.startswith(" ") and content.endswith(" ") and content.strip():
+                content, start = content[1:-1], start + 1
+            if not content or (" " in content or "\t" in content):
+                continue
+            if content.startswith("@"):
+                _token(out, content[1:], start + 1, "at", start)
+            else:
+                _token(out, content, start, "code")
+    # 2. links and reference definitions (target only), then URLs
+    if "[" in cur:
+        d = _REF_DEF.match(cur)
+        if d:
+            _link(out, d.group(1), d.start(1))
+            cur = mask(cur, d.start(), d.end())
+        if "](" in cur:
+            for m in list(_LINK.finditer(cur)):
+                _link(out, m.group(1), m.start(1))
+                cur = mask(cur, m.start(1), m.end(1))
+    if "://" in cur or "www." in cur:
+        for m in list(_URL.finditer(cur)):
+            cur = mask(cur, m.start(), m.end())
+    # 3. @ mentions (those the import regex takes are dropped by the caller)
+    if "@" in cur:
+        for m in list(_AT.finditer(cur)):
+            cur = mask(cur, m.start(), m.end())
+            _token(out, m.group(1), m.start(1), "at", m.start())
+    # 4. bare tokens: one survives `_token`'s stripping only with a `/` or a dot inside (not a sentence's end)
+    if "/" in cur or _DOT_INSIDE.search(cur):
+        for m in _BARE.finditer(cur):
+            tok = m.group(0)
+            if "@" not in tok and "`" not in tok:
+                _token(out, tok, m.start(), "bare")
+    return tuple(out)
+
+
+def _link(out: list[_Tok], target: str, col: int) -> None:
+    if target.startswith("<") and target.endswith(">"):
+        target, col = target[1:-1], col + 1
+    t = target.split("#", 1)[0].split("?", 1)[0]
+    if not t or "%" in t:
+        return  # escaped names (`my%20file.md`) cannot be rewritten in place; rare enough to skip
+    if t.isalpha() and t.islower():
+        return  # `[file.ext:line](link)`, `(url)`: a placeholder word (files without an extension: LICENSE, Makefile)
+    out.append((col, t, "link", -1))
+
+
+def _token(out: list[_Tok], tok: str, col: int, kind: str, at: int = -1) -> None:
+    if kind == "bare":
+        stripped = tok.lstrip(_STRIP_LEAD)
+        col += len(tok) - len(stripped)
+        tok = stripped.rstrip(_STRIP_TRAIL)
+        if "/" not in tok and "." not in tok:
+            return
+    elif "#" in tok:
+        tok = tok.split("#", 1)[0]
+    if ":" in tok:
+        tok = _LINE_SUFFIX.sub("", tok)
+    if tok:
+        out.append((col, tok, kind, at))
+
+
+# A blank line, then an indented one: searched in "\n" + body, so that the body's start counts as a line start
+# (a pattern led by a literal "\n" is searched ten times faster than one led by `(?:^|\n)`).
+_INDENTED_BLOCK = re.compile(r"\n[ \t]*\n(?: {4}|\t)[ \t]*\S")
+
+
+def _indented_code(body: str) -> frozenset[int]:
+    """0-based lines of indented code blocks (CommonMark: list continuations are not code)."""
+    try:
+        from markdown_it import MarkdownIt
+
+        tokens = MarkdownIt("commonmark").disable("inline").parse(body)
+    except Exception:
+        return frozenset()
+    out: set[int] = set()
+    for tok in tokens:
+        if tok.type == "code_block" and tok.map is not None:
+            out.update(range(tok.map[0], tok.map[1]))
+    return frozenset(out)

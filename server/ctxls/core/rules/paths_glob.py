@@ -1,0 +1,199 @@
+"""Rule: `paths:` globs of rules and skills that are invalid or match nothing (CTX507)."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+from typing import Any
+
+from .. import discovery as D
+from ..loader import is_within
+from ..workspace import FileInfo, Workspace
+from ..findings import Finding, Span
+from ..globs import PathGlobs, parse_paths, split_outside_braces
+from . import rule
+from .sources import FM, claude_base, key_span, kind_word, read_frontmatter, sources
+
+# ============================================================================================ CTX507
+@rule("CTX507", "paths-glob", "skills", "warning",
+      summary="A `paths:` glob of a rule or skill that is invalid or matches no file in the workspace.",
+      why="A rule or skill with `paths:` loads only when Claude reads a matching file. A pattern that is invalid "
+          "matches nothing; a pattern that matches no file (a renamed directory, a wrong extension, a path "
+          "written relative to the wrong directory) means the instructions never load. Patterns are matched with "
+          "gitignore semantics relative to the directory that contains `.claude/`.",
+      example="```markdown\n---\npaths:\n  - \"src/api/**/*.ts\"   # the code moved to services/api/\n---\n```",
+      fix="Fix the pattern so it matches the files the rule is for (relative to the directory containing "
+          "`.claude/`), or delete it. Directories ctxls never scans (node_modules, dist, build...) are not "
+          "checked. Only what looks like a mistake is a warning: a pattern whose directory is missing while a "
+          "directory of that name (or a close one beside it) exists elsewhere, the way a moved directory looks, "
+          "or a rule none of whose patterns match although they name directories. It is info when another "
+          "pattern of the rule matches and the pattern's directory exists (a kind of file the project has none "
+          "of yet) or exists nowhere under any name like it (a rule written for projects in general: `tests/**` "
+          "where there are none), and when every pattern names a kind of file (`**/*.nix`, `flake.nix`) that the "
+          "project has none of: such a rule never loads here and costs nothing.")
+def paths_glob(ws: Workspace):
+    root_only = ws.settings.paths_md_root_only
+    for fi in sources(ws, D.RULE, D.SKILL):
+        fm = read_frontmatter(fi)
+        if fm is None or not isinstance(fm.data, dict) or fm.data.get("paths") is None:
+            continue
+        value = fm.data["paths"]
+        key_line = fm.keys.get("paths", 1)
+        whole = parse_paths(value, root_only)
+        if not isinstance(value, (str, list)):
+            for err in whole.errors:
+                yield Finding("CTX507", "warning", fi.path, key_span(fi, key_line, "paths"),
+                              f"`paths:` {err.split('paths ', 1)[-1]}: Claude Code loads the "
+                              f"{kind_word(fi.kind)} in every session; write a list of globs")
+            continue
+        if whole.unconditional and not whole.errors:
+            continue
+        # one entry per pattern as Claude Code splits them (commas outside braces, list items too)
+        entries = [e for item in ([value] if isinstance(value, str) else value)
+                   for e in (split_outside_braces(item) if isinstance(item, str) else [item])]
+        cb = claude_base(fi.path)
+        base = cb[1] if cb is not None else None
+        check_matches = base is not None and is_within(base, ws.root) and \
+            not (cb is not None and cb[0] == ws.settings.claude_dir)
+        misses: list[tuple[str, int]] = []
+        matched = False
+        for entry in entries:
+            line = _entry_line(fi, fm, key_line, entry)
+            if not isinstance(entry, str):
+                yield Finding("CTX507", "warning", fi.path, key_span(fi, line),
+                              f"`paths:` entry {entry!r} is not a string: it matches nothing; quote it")
+                continue
+            if not entry:
+                continue
+            one = parse_paths([entry], root_only)
+            if one.errors:
+                err = one.errors[0].replace("pattern ", "Glob ", 1)
+                yield Finding("CTX507", "warning", fi.path, _entry_span(fi, line, entry),
+                              f"{err}; fix the pattern")
+                continue
+            if one.unconditional or not check_matches:
+                continue
+            if _skipped_area(one.patterns):
+                continue
+            if _any_match(ws, base, one, root_only):
+                matched = True
+            else:
+                misses.append((entry, line))
+        kinds_only = all(_kind_only(e) for e, _ in misses)
+        for entry, line in misses:
+            where = ws.rel(base) if base != ws.root else "the workspace root"
+            where = where if where != "." else "the workspace root"
+            if matched and _dir_exists(ws, base, entry):
+                # `**/*.tsx` beside a `**/*.ts` that matches: a kind of file the project has none of yet, while
+                # the rule loads for its other patterns
+                yield Finding("CTX507", "info", fi.path, _entry_span(fi, line, entry),
+                              f"Glob '{entry}' matches no file under {where} yet (the {kind_word(fi.kind)} loads "
+                              f"for its other patterns); drop it if no such file is coming")
+                continue
+            moved = None if _kind_only(entry) else _moved_dir(ws, base, entry)
+            if matched and moved is None:
+                # a directory this project does not have, with nothing of its name anywhere (a rule written for
+                # projects in general, `tests/**` where there are none): nothing says it moved
+                d = _literal_dir(entry)
+                yield Finding("CTX507", "info", fi.path, _entry_span(fi, line, entry),
+                              f"Glob '{entry}' matches no file under {where}: there is no `{d}/` and no directory "
+                              f"of that name anywhere (the {kind_word(fi.kind)} loads for its other patterns); "
+                              f"drop it if none is coming",
+                              data={"explain": [f"`{d}/` is missing, and no directory of the workspace is named "
+                                                f"`{d.rsplit('/', 1)[-1]}` or close to it: nothing says it moved"]})
+                continue
+            if not matched and kinds_only:
+                # `**/*.nix`, `flake.nix`: a rule for a kind of file this project has none of; it costs nothing
+                yield Finding("CTX507", "info", fi.path, _entry_span(fi, line, entry),
+                              f"Glob '{entry}' matches no file under {where}: the project has no such file, so the "
+                              f"{kind_word(fi.kind)} never loads here; fix the pattern if such files exist",
+                              data={"explain": ["every pattern of the rule names a kind of file (no directory), "
+                                                "and the workspace has none of them"]})
+                continue
+            hint = "" if moved is None else f" (did you mean `{moved[1]}/`?)" if moved[0] == "close" else \
+                f" (a directory named `{moved[1].rsplit('/', 1)[-1]}/` is at {moved[1]})"
+            yield Finding("CTX507", "warning", fi.path, _entry_span(fi, line, entry),
+                          f"Glob '{entry}' matches no file under {where}{hint}: the {kind_word(fi.kind)} never "
+                          f"loads for it; fix the pattern (it is relative to the directory containing .claude/)")
+
+
+def _literal_dir(entry: str) -> str:
+    """The literal directory a glob starts with: `src/web` of `src/web/**/*.tsx`, '' for `**/*.tsx`."""
+    cut = min((i for i in (entry.find(c) for c in "*?[{") if i >= 0), default=len(entry))
+    return entry[:cut].rpartition("/")[0].strip("/")
+
+
+def _kind_only(entry: str) -> bool:
+    """A glob that names a kind of file wherever it is (`**/*.nix`, `*.tsx`, `flake.nix`), no directory."""
+    return "/" not in entry.strip("/").removeprefix("**/")
+
+
+def _moved_dir(ws: Workspace, base: Path, entry: str) -> tuple[str, str] | None:
+    """Where the missing literal directory of ``entry`` may have gone: ("close", its pattern-relative path) for a
+    directory with a close name beside where it should be, ("elsewhere", its root-relative path) for one of the
+    same name elsewhere in the workspace. None when the directory exists or nothing is like it."""
+    d = _literal_dir(entry)
+    if not d or ws.fs.is_dir(base / d):
+        return None
+    name = d.rsplit("/", 1)[-1]
+    parent = base / d.rpartition("/")[0] if "/" in d else base
+    siblings = [n for n, k in ws.fs.listing(parent).items() if k == "d"]
+    close = difflib.get_close_matches(name, siblings, n=1, cutoff=0.8)
+    if close:
+        return "close", (d.rpartition("/")[0] + "/" + close[0]).lstrip("/")
+    entries, _ = ws.tree()
+    for _, rel, _ in entries:
+        if rel.rsplit("/", 1)[-1] == name:
+            return "elsewhere", rel
+    return None
+
+
+def _dir_exists(ws: Workspace, base: Path, entry: str) -> bool:
+    """Whether the literal directory a glob starts with (`_literal_dir`; none for `**/*.tsx`) exists under
+    ``base``."""
+    d = _literal_dir(entry)
+    return not d or ws.fs.is_dir(base / d)
+
+
+def _entry_line(fi: FileInfo, fm: FM, key_line: int, entry: Any) -> int:
+    if isinstance(entry, str) and entry:
+        for i in range(key_line, fm.close):
+            if entry in fi.lines[i]:
+                return i
+    return key_line
+
+
+def _entry_span(fi: FileInfo, line: int, entry: str) -> Span:
+    text = fi.lines[line].rstrip("\r")
+    col = text.find(entry)
+    if col >= 0 and line != 0:
+        return Span(line, col, line, col + len(entry))
+    return Span(line, 0, line, len(text))
+
+
+def _skipped_area(patterns: tuple[str, ...]) -> bool:
+    """Patterns that point into directories the workspace scan never enters (node_modules, dist...)."""
+    for p in patterns:
+        first = p.lstrip("/").split("/", 1)[0]
+        if first in D.SKIP_DIRS or first.startswith(".") and first not in (".", "..", ".claude", ".github"):
+            return True
+        if any(seg in D.SKIP_DIRS for seg in p.split("/")):
+            return True
+    return False
+
+
+def _all_files(ws: Workspace) -> list[str]:
+    """Every file of the workspace relative to its root (posix)."""
+    return ws.rel_files
+
+
+def _any_match(ws: Workspace, base: Path, globs: PathGlobs, root_only: bool) -> bool:
+    """Whether a file of the workspace under ``base`` matches ``globs``."""
+    files = ws.files_under(base) or []
+    from ..globs import _spec  # the loader's own compiled matcher
+
+    spec = _spec(globs.patterns, root_only)
+    regexes = [(p.regex, p.include) for p in spec.patterns if getattr(p, "regex", None) is not None]
+    if all(inc for _, inc in regexes):
+        return any(any(map(rx.match, files)) for rx, _ in regexes)  # (map: the loop runs in C)
+    return any(spec.match_file(f) for f in files)
