@@ -57,7 +57,7 @@ def link_all(an: Analysis) -> None:
         for w in words:
             df[w] = df.get(w, 0) + c
     rank_of = {w: i for i, (w, _) in enumerate(sorted(df.items(), key=lambda kv: (kv[1], kv[0])))}
-    firsts = sorted(((min(us[0][0].uid for us in m.values()), words, m) for words, m in classes.items()),
+    firsts = sorted(((next(iter(m.values()))[0][0].uid, words, m) for words, m in classes.items()),
                     key=lambda x: (len(x[1]), x[0]))
     # word -> file -> (representative, position of the word in its order, its size, its list or table or
     # None), in size order
@@ -96,7 +96,8 @@ def link_all(an: Analysis) -> None:
             left = n - i
             # (`keys() & near` would copy every key: a word of a template is in every file)
             for g in ([g for g in near if g in bucket] if len(near) < len(bucket) else bucket.keys() & near):
-                mg = members.get(g)  # the members in file g
+                mg = members.get(g)  # the members in file g, and their lists
+                mgb = {b for _, b in mg} if mg is not None else ()
                 for v, j, m, blk in bucket[g]:
                     if m < lo:
                         continue
@@ -118,8 +119,10 @@ def link_all(an: Analysis) -> None:
                     else:
                         us = owners.get(g)
                         if us is None:
-                            us = owners[g] = [x for f in (members.keys() & coload[g]) for x in members[f]]
-                    if blk is not None and mg is not None and any(b == blk for _, b in mg):
+                            co = coload[g]  # (whichever is smaller: a template's class has members in every file)
+                            fs = [f for f in co if f in members] if len(co) < len(members) else members.keys() & co
+                            us = owners[g] = [x for f in fs for x in members[f]]
+                    if blk is not None and blk in mgb:
                         us = [x for x in us if x[1] != blk or x[0].fid != g]  # not the items of v's list
                     vid = v.uid
                     nb = similar.get(vid)
@@ -170,7 +173,7 @@ def link_class(an: Analysis, members: dict[int, list[tuple[Unit, int | None]]]) 
     for m1, m2 in pairs:
         for f, us in m1.items():
             co = coload[f]
-            for g in ([g for g in m2 if g in co] if len(m2) < len(co) else co & m2.keys()):
+            for g in ([g for g in m2 if g in co] if len(m2) < len(co) else [g for g in co if g in m2]):
                 if m1 is m2 and g <= f:
                     if g == f and len(us) > 1:
                         link_within(an, us)
@@ -221,19 +224,23 @@ def block(an: Analysis, u: Unit) -> int | None:
 
 def template(an: Analysis, u: Unit) -> tuple | None:
     """``u`` as an instance of a template in its list (`dup_parallel.list_templates`): its masked words and
-    the list's enumerating positions, or None. Worked out for the whole list the first time."""
+    the list's enumerating positions, or None. Worked out for the units of its list with as many words (the
+    others have no bearing on it) the first time one is asked for."""
     got = an.templates.get(u.uid, False)
     if got is not False:
         return got
     f = an.files[u.fid]
     lists = f.lists
     if lists is None:
-        lists = f.lists = {}  # list or table -> its units
+        lists = f.lists = {}  # (list or table, number of words) -> its units
         for x in an.units_of[u.fid]:
             b = block(an, x)
             if b is not None:
-                lists.setdefault(b, []).append(x)
-    us = lists.get(block(an, u), [u])
+                lists.setdefault((b, x.key.count(" ")), []).append(x)
+    us = lists.get((block(an, u), u.key.count(" ")))
+    if us is None or len(us) < 2:
+        an.templates[u.uid] = None  # (alone with its length in its list: no template)
+        return None
     interned = an.interned_templates
     for x, pos in zip(us, list_templates([x.key for x in us])):
         if pos is None:
@@ -241,7 +248,7 @@ def template(an: Analysis, u: Unit) -> tuple | None:
         else:  # (one object for equal templates: the items of a numbered list all have the same)
             t = (masked(x.key), pos)
             an.templates[x.uid] = interned.setdefault(t, t)
-    return an.templates.get(u.uid)
+    return an.templates[u.uid]
 
 
 def templated_pair(an: Analysis, u: Unit, v: Unit) -> bool:

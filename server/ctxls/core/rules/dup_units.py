@@ -83,7 +83,7 @@ class File:
     runs: list[int] | None = None
     """`dup_parallel.line_runs` of ``lines``, once asked for."""
     lists: dict | None = None
-    """List or table -> its units, once asked for (`dup_pairs.template`)."""
+    """(list or table, number of words) -> its units, once asked for (`dup_pairs.template`)."""
 
 
 @dataclass(slots=True)
