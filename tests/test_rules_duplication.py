@@ -316,19 +316,7 @@ def test_a_copied_file_is_one_finding(tmp_path: Path) -> None:
     """dup_copies (issue 15): 5 or more instructions of one file repeated in another are one finding, a warning
     for a copy and info for two variants of one file (constitution.md / constitution-py.md), the line findings
     info; lead-ins of same-titled sections are info."""
-    import shutil
-
-    from ctxls.core.check import run_checks as run
-    from ctxls.core.settings import Settings
-    from ctxls.core.workspace import CheckConfig, Workspace
-
-    src = Path(__file__).resolve().parent.parent / "fixtures" / "check" / "dup_copies_leadins" / "tree"
-    shutil.copytree(src, tmp_path / "t", symlinks=True)
-    root = tmp_path / "t" / "repo"
-    (tmp_path / "home").mkdir()
-    ws = Workspace(root, Settings(home=tmp_path / "home", ceiling=tmp_path, managed_dir=tmp_path / "m"),
-                   CheckConfig(select=frozenset({"CTX201"}), git_history=False))
-    found = run(ws).findings
+    root, found = _copies_fixture(tmp_path, "CTX201")
     copies = {f.path.relative_to(root).as_posix(): f for f in found if "instructions of this file repeat" in f.message}
     assert copies[".claude/rules/constitution.md"].severity == "info"
     assert "variants" in copies[".claude/rules/constitution.md"].message
@@ -342,6 +330,12 @@ def test_a_copied_file_is_one_finding(tmp_path: Path) -> None:
 def test_diverged_variants_are_info(tmp_path: Path) -> None:
     """CTX202 between two variants of one file (constitution.md / constitution-py.md: 80 vs 90 percent) is
     info: the variants are meant to differ."""
+    _, (f,) = _copies_fixture(tmp_path, "CTX202")
+    assert f.severity == "info" and "variants of one file" in f.message and "90 percent" in f.message
+
+
+def _copies_fixture(tmp_path: Path, code: str):
+    """fixtures/check/dup_copies_leadins checked for one code: (the repo root, the findings)."""
     import shutil
 
     from ctxls.core.check import run_checks as run
@@ -353,6 +347,5 @@ def test_diverged_variants_are_info(tmp_path: Path) -> None:
     root = tmp_path / "t" / "repo"
     (tmp_path / "home").mkdir()
     ws = Workspace(root, Settings(home=tmp_path / "home", ceiling=tmp_path, managed_dir=tmp_path / "m"),
-                   CheckConfig(select=frozenset({"CTX202"}), git_history=False))
-    [f] = run(ws).findings
-    assert f.severity == "info" and "variants of one file" in f.message and "90 percent" in f.message
+                   CheckConfig(select=frozenset({code}), git_history=False))
+    return root, run(ws).findings
