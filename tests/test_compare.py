@@ -111,3 +111,43 @@ def test_cli_text_and_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["compare", str(work / "repo"), "--agents", "codex,windsurf"]) == 2
     assert "unknown agent(s) windsurf" in capsys.readouterr().err
     assert main(["compare", str(work / "nope")]) == 2
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_text_table_fits_the_width_and_keeps_paths_whole(tmp_path: Path, width: int) -> None:
+    """The text table at 80 and 100 columns (a subprocess, as a terminal user runs it): no line past the width, every
+    path whole or cut from the left at a `/` (never broken mid-word), every agent column present, the notes under
+    the table as a list whose reasons wrap under their own text."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    _, work = _work("five_agents", tmp_path)
+    repo = work / "repo"
+    env = {k: v for k, v in os.environ.items() if k not in ("CLAUDE_CONFIG_DIR", "PYTHONPATH", "ANTHROPIC_API_KEY")}
+    env.update(COLUMNS=str(width), HOME=str(work / "home"))
+    proc = subprocess.run([sys.executable, "-m", "ctxls", "compare", ".", "--touch", "svc/app.py", "--no-cache",
+                           "--home", str(work / "home"), "--ceiling", str(work)], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert all(len(line.rstrip()) <= width for line in lines), "\n".join(lines)
+    head_end = next(i for i, line in enumerate(lines) if "───" in line)
+    header = " ".join(lines[2:head_end])  # (a header may wrap at its spaces: "Claude" over "Code")
+    for word in ("Claude", "Code", "Codex", "Cursor", "Copilot", "Gemini", "CLI"):
+        assert word in header.split(), header
+    known = {p.relative_to(repo).as_posix() for p in repo.rglob("*") if p.is_file()}
+    start = next(i for i, line in enumerate(lines) if "───" in line) + 1
+    table = lines[start:next(i for i, line in enumerate(lines) if "startup tokens" in line)]
+    firsts = [line.split()[0] for line in table if line.strip() and not line.startswith(" " * 8)]
+    for cell in firsts:
+        if cell.startswith("…"):
+            assert cell.startswith("…/") and any(k.endswith(cell[1:]) for k in known), cell
+        else:
+            assert cell in known, cell
+    assert {"AGENTS.md", "svc/GEMINI.md", ".claude/rules/api.md"} <= set(firsts) | {k for k in known if any(
+        c.startswith("…") and k.endswith(c[1:]) for c in firsts)}
+    notes = [line for line in lines if line.startswith(" • ")]
+    assert any("svc/AGENTS.md (Codex): never: below the start directory" in n for n in notes), notes
+    assert not re.search(r"\(~ estimate\)", proc.stdout)

@@ -80,29 +80,56 @@ def rows_json(out: dict) -> str:
 
 
 def print_compare(cmp) -> None:
+    """The table for a terminal. Paths are shortened from the left at a `/` and cells never break mid-word: a
+    cell is `status lines · tokens` on one line when the table fits the width that way, else the status over
+    its figures (`startup` / `1-4 · 39`), which fits five agents in 80 columns."""
     from rich import box
     from rich.table import Table
+    from rich.text import Text
 
     from .core import model as M
     from .core.compare import cell_text, notes
-    from .render import _console
+    from .render import LeftPath, _console
 
     con = _console()
-    t = Table(box=box.SIMPLE_HEAD, title=f"Which agent loads what in {cmp.display(cmp.start)}", title_justify="left")
-    t.add_column("file", overflow="fold")
+    texts = {(r.source, a): cell_text(r.cells[a]) for r in cmp.rows for a in cmp.agents}
+    widest = {a: max([len(M.AGENT_NAMES.get(a, a))] + [len(texts[r.source, a]) for r in cmp.rows]) for a in cmp.agents}
+    stacked = 24 + sum(w + 2 for w in widest.values()) > con.width
+    def lines_of(a: str) -> list[str]:
+        out = [w for w in M.AGENT_NAMES.get(a, a).split()]  # a header may wrap at its spaces
+        for r in cmp.rows:
+            text, status = texts[r.source, a], r.cells[a].status
+            out += [status, text[len(status):].strip()] if stacked and " · " in text else [text]
+        return out
+
+    cols = {a: max(map(len, lines_of(a))) for a in cmp.agents}  # the cells never wrap: fixed widths
+    paths = max([4] + [len(cmp.display(r.source)) for r in cmp.rows] + [len("startup tokens")])
+    t = Table(box=box.SIMPLE_HEAD, title=f"Which agent loads what in {cmp.display(cmp.start)}",
+              title_justify="left", pad_edge=False, padding=(0, 1, 0, 0))
+    t.add_column("file", width=max(14, min(paths, con.width - sum(w + 2 for w in cols.values()) - 1)))
     for a in cmp.agents:
-        t.add_column(M.AGENT_NAMES.get(a, a), overflow="fold")
+        t.add_column(M.AGENT_NAMES.get(a, a), width=cols[a])
     style = {"startup": "green", "on touch": "cyan", "on request": "yellow", "never": "dim"}
     for r in cmp.rows:
-        t.add_row(cmp.display(r.source), *(f"[{style[r.cells[a].status]}]{cell_text(r.cells[a])}[/]"
-                                           for a in cmp.agents))
+        cells = []
+        for a in cmp.agents:
+            text = texts[r.source, a]
+            if stacked and " · " in text:
+                status = r.cells[a].status
+                text = status + "\n" + text[len(status):].strip()
+            cells.append(Text(text, style=style[r.cells[a].status], no_wrap=True))
+        t.add_row(LeftPath(cmp.display(r.source)), *cells)
     t.add_section()
     t.add_row("[bold]startup tokens[/]", *(f"{cmp.totals[a].startup_tokens:,}" for a in cmp.agents))
     t.add_row("[bold]on touch[/]", *(f"{cmp.totals[a].touch_tokens:,}" for a in cmp.agents))
     t.add_row("[bold]files loaded[/]", *(str(cmp.totals[a].files) for a in cmp.agents))
     con.print(t)
+    why_not = Table.grid(padding=(0, 1), pad_edge=True)  # a bullet list: a reason wraps under its own text
+    why_not.add_column(no_wrap=True)
+    why_not.add_column()
     for f, a, why in notes(cmp):
-        con.print(f"  {f} [dim]({M.AGENT_NAMES.get(a, a)})[/]: {why}")
+        why_not.add_row("•", f"{f} [dim]({M.AGENT_NAMES.get(a, a)})[/]: {why}")
+    con.print(why_not)
     fixed = cmp.totals["claude-code"].fixed_tokens if "claude-code" in cmp.totals else 0
-    con.print(f"Tokens: {cmp.token_method} (~ estimate), instruction blocks only"
+    con.print(f"Tokens: {cmp.token_method}, instruction blocks only"
               + (f"; Claude Code adds {fixed:,} tokens of system prompt and tool schemas." if fixed else "."))
