@@ -8,6 +8,10 @@ another, and the lead-in of a section that a template repeats in each file.
 - **Layout lines.** `- `agent.py` - Main agent definition` in two directories' files describes two files of
   one name (each relative to its own directory): info.
 - **Variants.** CTX202 between two such variants is info: their versions are meant to differ.
+- **Lists' lead-ins and lines that point back.** "When reviewing pull requests:" under `### API files` and
+  again under `### NuGet feeds`, each followed by its own list, says nothing without its list; "Such tests are not
+  run by the regular workflow" under `## Quarantined tests` and `## Outerloop tests` means other tests in each.
+  Deleting either copy breaks its section: info.
 - **Lead-ins.** "These rules CANNOT be overridden." right under `## HARD Rules` in each of ten rule files is the
   template's wording of that section, bound to it: deleting one copy changes what its section says. A copy
   whose two places are both the first block under a heading of the same title is info.
@@ -45,6 +49,11 @@ def regroup(ws: Workspace, findings: list[Finding]) -> list[Finding]:
                         f"file in each directory: check both descriptions are meant",
                 data={**(f.data or {}), "explain": ["a layout line (`- `x.py` - what it holds`) in files of two "
                                                     "directories: two files of one name"]})
+        elif f.severity == "warning" and f.related and (why := _bound_to_context(ws, f, memo)):
+            f = dataclasses.replace(
+                f, severity="info", fixes=[],
+                message=f"{f.message.split(';', 1)[0]}; {why[0]}",
+                data={**(f.data or {}), "explain": [why[1]]})
         elif f.severity == "warning" and f.related and _lead_ins(ws, f, memo):
             f = dataclasses.replace(
                 f, severity="info", fixes=[],
@@ -79,6 +88,59 @@ def regroup(ws: Workspace, findings: list[Finding]) -> list[Finding]:
                               "explain": [f"{len(idx)} line findings between the same two files (at least "
                                           f"{COPY_MIN}) are reported as one copy"]}))
     return out + extra
+
+
+_LIST_START = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|\||```|~~~)")
+_ITEM_MARK = re.compile(r"^\s*(?:>\s*)?(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*|__)?")
+# A line whose subject points back at what its section is about ("Such tests ...", "These files ...").
+_POINTS_BACK = re.compile(r"(?:such|these|those|this|they|them|it|the\s+same|both)\b", re.IGNORECASE)
+
+
+def _lines(ws: Workspace, path: Path, memo: dict) -> list[str]:
+    lines = memo.get(path)
+    if lines is None:
+        lines = memo[path] = ws.file(path).lines
+    return lines
+
+
+def _introduces_a_list(lines: list[str], i: int) -> bool:
+    """Whether line ``i`` ends with a colon and the next non-blank line starts a list, a table or a code block."""
+    if not 0 <= i < len(lines) or not lines[i].rstrip().rstrip("*_").rstrip().endswith(":"):
+        return False
+    j = i + 1
+    while j < len(lines) and not lines[j].strip():
+        j += 1
+    return j < len(lines) and _LIST_START.match(lines[j]) is not None
+
+
+def _heading_above(lines: list[str], i: int) -> str | None:
+    """The normalised title of the nearest heading above line ``i``, or None."""
+    for k in range(min(i, len(lines)) - 1, -1, -1):
+        m = _HEADING.match(lines[k])
+        if m:
+            return " ".join(re.sub(r"[^\w\s]", " ", m.group(1).lower()).split())
+    return None
+
+
+def _bound_to_context(ws: Workspace, f: Finding, memo: dict) -> tuple[str, str] | None:
+    """(message tail, explanation) when both copies mean something only with what surrounds them: each
+    introduces its own list, or each points back ("Such tests") at sections of different titles."""
+    r = f.related[0]
+    a, b = _lines(ws, f.path, memo), _lines(ws, r.path, memo)
+    i, j = f.span.start_line, r.span.start_line
+    if _introduces_a_list(a, i) and _introduces_a_list(b, j):
+        return ("each copy introduces its own list: a lead-in, bound to what follows it",
+                "both copies end with a colon and open a list: a lead-in, meaningless without its list")
+    if i < len(a) and j < len(b):
+        head_a, head_b = _ITEM_MARK.sub("", a[i], 1), _ITEM_MARK.sub("", b[j], 1)
+        if _POINTS_BACK.match(head_a) and _POINTS_BACK.match(head_b):
+            sa, sb = _heading_above(a, i), _heading_above(b, j)
+            if sa is not None and sb is not None and sa != sb:
+                return (f"it points back at its section (\"{head_a.split()[0]} ...\"), and the copies sit under "
+                        f"different headings: the same words about different things",
+                        "both copies start with a word that points back (such, these, it, ...) and sit under "
+                        "headings of different titles")
+    return None
 
 
 def _variants(a: Path, b: Path) -> bool:
