@@ -51,7 +51,9 @@ default budget: a file a little over a soft budget is not worth restructuring)."
       fix="Move task-specific sections into skills (loaded on demand) or into the subdirectory CLAUDE.md that "
           "needs them. The finding points at the line where the budget runs out. Budget: `[check] "
           "file_budget_tokens` (default 2,000). A file over its budget by less than half of it is info: a little "
-          "over a soft budget is where most files land, and not worth restructuring.")
+          "over a soft budget is where most files land, and not worth restructuring. So is a file that loads at startup "
+          "only in directories no one starts a session in (`.github/`, `.claude/`, other dot-directories, docs "
+          "folders): in practice it loads when the agent reads a file there, as a scoped file should.")
 def file_over_budget(ws: Workspace):
     budget = ws.config.file_budget_tokens
     for fi in ws.files(*ALWAYS_KINDS):
@@ -61,13 +63,22 @@ def file_over_budget(ws: Workspace):
         if tokens <= budget:
             continue
         line = _line_where_budget_ends(ws, fi, budget)
-        n = ws.sessions_loading(fi.path)
+        mask = ws.loads_in.get(ws.fs.realpath(fi.path), 0)
+        n = mask.bit_count()
         # A little over a soft budget is where most files land: a warning from half the budget over on
         severity = "warning" if tokens >= FILE_BUDGET_WARN_FACTOR * budget else "info"
+        where = f"in {n} director{'y' if n == 1 else 'ies'}"
+        explain = []
+        if not mask & ws.start_mask:
+            # `.github/AGENTS.md` (or a CLAUDE.md under docs/): nobody starts a session there, so in practice it
+            # loads when the agent reads a file below it, which is what a scoped file is for
+            severity = "info"
+            where += " no one starts a session in (agent configuration or docs), so in practice on touch"
+            explain = ["loads at startup only in directories that are not start directories: info"]
         yield Finding("CTX101", severity, fi.path, Span.line(line, fi.lines[line]),
-                      f"{tokens:,} tokens load at startup in {n} director{'y' if n == 1 else 'ies'} "
-                      f"(budget {budget:,}); the budget runs out here: move later sections into skills or "
-                      f"subdirectory files", data={"tokens": tokens, "budget": budget})
+                      f"{tokens:,} tokens load at startup {where} (budget {budget:,}); the budget runs out here: "
+                      f"move later sections into skills or subdirectory files",
+                      data={"tokens": tokens, "budget": budget, **({"explain": explain} if explain else {})})
 
 
 @rule("CTX102", "directory-over-budget", "budget", "warning",

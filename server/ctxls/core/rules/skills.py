@@ -33,7 +33,10 @@ _RESERVED = ("anthropic", "claude")
           "the listing says.",
       example="```markdown\n<!-- .claude/skills/deploy/SKILL.md -->\n---\nname: Deploy Helper\n---\n```",
       fix="Set `name` to the directory name (or rename the directory). The quick fix sets it to the directory "
-          "name; it is applied by --fix only when the two differ in case or separators alone.")
+          "name; it is applied by --fix only when the two differ in case or separators alone. A name that is the "
+          "directory name under a namespace prefix (`name: dyad:pr-fix` in `pr-fix/`) is info: it is how the "
+          "project invokes the skill (`/dyad:pr-fix`, Codex's `$dyad:pr-fix`), and only an upload to claude.ai or "
+          "the Skills API needs the portable form.")
 def skill_name_invalid(ws: Workspace):
     for fi in sources(ws, D.SKILL):
         fm = read_frontmatter(fi)
@@ -55,7 +58,25 @@ def skill_name_invalid(ws: Workspace):
             span = value_span(fi, line)
             fixes.append(Fix(f"Set name to '{dirname}' (the directory name)",
                              (Edit(fi.path, span, dirname),), safe=safe))
-        yield Finding("CTX503", "warning", fi.path, value_span(fi, line), problem, fixes=fixes)
+        severity = "warning"
+        if _namespaced(name, dirname):
+            # `name: dyad:pr-fix` in pr-fix/: one prefix for the project's skills, invoked as `/dyad:pr-fix` by its
+            # workflows and as `$dyad:pr-fix` by Codex. Renaming breaks those; only an upload to claude.ai or the
+            # Skills API rejects the colon.
+            severity, fixes = "info", []
+            problem = (f"Skill `name` '{name}' is the directory name under a namespace prefix: agents that read "
+                       f"`name` (Codex, the project's own `/{name}` calls) use it as it is, but the portable spec "
+                       f"(claude.ai, the Skills API) allows only [a-z0-9-]; rename only to upload it there")
+        yield Finding("CTX503", severity, fi.path, value_span(fi, line), problem, fixes=fixes)
+
+
+def _namespaced(name: Any, dirname: str) -> bool:
+    """`dyad:pr-fix` in `pr-fix/`, `dyad:pr-fix:ci` in `pr-fix-ci/`: a lowercase prefix and a colon before the
+    directory name (its hyphens written as colons or not)."""
+    if not isinstance(name, str) or ":" not in name:
+        return False
+    prefix, rest = name.split(":", 1)
+    return bool(NAME_RE.match(prefix)) and rest.replace(":", "-") == dirname
 
 
 def _name_problem(name: Any, dirname: str) -> str | None:
