@@ -91,6 +91,13 @@ _CREATED_AFTER = re.compile(
 
 # A directory as the place things are put: "Capture learnings in `docs/experience/`", "record decisions under
 # `docs/adr/`". (Only for a directory: "logging setup is in `lib/logging.ts`" names an existing file.)
+# "Write `apps/e2e/tests/adhoc.spec.ts`, importing ...", "3. Create a new `x`": an imperative that makes the file.
+_MAKE_IMPERATIVE = re.compile(
+    r"^\W*(?:\d+[.)]\s*)?(?:(?:then|now|next|first|finally),?\s+)?(?:write|create)\s+(?:(?:a|an|the|new|temporary|temp|"
+    r"throwaway|one-?off|ad-?hoc|scratch|small|test|spec|file|script)\s+)*\W*$", re.IGNORECASE)
+# `rm -rf e2e-tests/shots/` on a command line: the instruction removes it (a temporary place).
+_REMOVED_BY = re.compile(r"\brm\s+(?:-\w+\s+)*(?:\S+\s+){0,4}$")
+
 _DEST_BEFORE = re.compile(
     r"\b(?:captur|record|stor|log|put|plac|kept|keep|add|append|collect|drop|file|go|goes)\w*\b(?:\s+\S+){0,4}?\s+"
     r"(?:in|into|to|under)\W*$", re.IGNORECASE)
@@ -116,7 +123,8 @@ _OTHER_REPO = re.compile(
     r"(?:another|other|separate|sibling|external|upstream|downstream)\s+repo(?:sitor(?:y|ies))?\b|"
     r"\b(?!this\b|the\b|our\b|same\b|each\b)[\w-]+\s+repo(?:sitory)?'s\b|"
     r"`[A-Za-z0-9_-]+/[A-Za-z0-9_-]+`[^.;]{0,80}\brepo(?:sitory)?\b|\brepo(?:sitory)?\b[^.;]{0,40}`[A-Za-z0-9_-]+/[A-Za-z0-9_-]+`|"
-    r"(?:product|contributing|consumer|downstream|application|app)\s+repo(?:sitor(?:y|ies))?\b)",
+    r"(?:product|contributing|consumer|downstream|application|app)\s+repo(?:sitor(?:y|ies))?\b|"
+    r"\bat\s+(?:the|a|its)\s+pinned\s+(?:sha|commit|ref|tag|version)\b)",
     re.IGNORECASE)
 # "`docs/x.md` in `acme/tools`": the clause after the mention names where it is; the caller checks that
 # `acme/tools` is not a path of the workspace (then it is a repository).
@@ -347,6 +355,10 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
                                 "output to, save to)")
     if _CREATED_AFTER.match(after):
         return Purpose(CREATED, "the text after the path says it is created, generated or written")
+    if _MAKE_IMPERATIVE.match(_sentence_before(line, col)):
+        return Purpose(CREATED, "the object of an imperative that makes it (Write `x`, Create a new `x`)")
+    if _REMOVED_BY.search(line[:col]):
+        return Purpose(CREATED, "a command on the line removes it (rm): a temporary path")
     if _is_dir_mention(line[col:end]) and _DEST_BEFORE.search(before):
         return Purpose(CREATED, "a directory named as where things are put (capture, record, store, add ... in)")
     for p in ctx.parents[-1:] + ctx.headings[-1:]:
@@ -376,6 +388,23 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
     if _OTHER_REPO.search(line):
         return Purpose(EXTERNAL, "the line names another repository")
     return Purpose(CLAIM, "named as a file of this workspace")
+
+
+# "Imagine we're implementing a new `commit3` command", "Suppose a `billing` service": a name made up for a
+# walkthrough; the paths built from it later are illustrations.
+_IMAGINE = re.compile(r"\b(?:imagine|suppose|let'?s\s+say|say\s+(?:we|you)(?:'re|\s+are|\s+want)|hypothetical(?:ly)?|"
+                      r"pretend)\b", re.IGNORECASE)
+_SPAN_NAME = re.compile(r"`([A-Za-z_][\w-]{1,40})`")
+
+
+def imagined_names(lines: list[str]) -> frozenset[str]:
+    """The names a text introduces as made up ("Imagine we're implementing a new `commit3` command")."""
+    out = set()
+    for line in lines:
+        if "`" in line and _IMAGINE.search(line):
+            for m in _SPAN_NAME.finditer(line[_IMAGINE.search(line).start():]):
+                out.add(m.group(1))
+    return frozenset(out)
 
 
 def example_section(ctx: LineContext) -> str | None:

@@ -41,6 +41,11 @@ _PLACEHOLDER_STEMS = frozenset("""foo bar baz qux quux example sample something 
 _PLACEHOLDER_SEGMENT = re.compile(r"(?:your|my)[-_]", re.IGNORECASE)
 
 
+# `TEST_SUITE_NAME`, `ComponentName`, `FeatureId`: a word that names what to put there (upper-case words joined by
+# underscores; capitalised words ending in Name, Id or Type).
+_PLACEHOLDER_WORD = re.compile(r"^(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|(?:[A-Z][a-z0-9]+)+(?:Name|Id|ID|Type))$")
+
+
 # Instruction-file kinds named without a directory ("check for a nearer `AGENTS.override.md`"): a kind of file
 # an agent looks for, not a reference to one.
 _INSTRUCTION_KINDS = frozenset(n.lower() for n in """CLAUDE.md CLAUDE.local.md AGENTS.md AGENTS.override.md
@@ -183,6 +188,8 @@ def path_shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
         return None
     if any(_PLACEHOLDER_SEGMENT.match(s) for s in real):
         return None
+    if any(_PLACEHOLDER_WORD.match(s.split(".")[0]) for s in real):
+        return None  # `test/TEST_SUITE_NAME/e2e.spec.ts`, `src/fields/ComponentName/`: a slot for a name
     has_slash = "/" in t
     if not has_slash and last.lower() in _INSTRUCTION_KINDS:
         return None

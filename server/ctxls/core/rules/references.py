@@ -46,7 +46,8 @@ from .. import discovery as D
 from ..loader import is_within
 from ..workspace import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
-from ..mentions import CLAIM, CREATED, EXTERNAL, HISTORY, IN_OTHER_PLACE, OPTIONAL, FileContext, classify, declared_external, example_section, is_subject
+from ..mentions import (CLAIM, CREATED, EXTERNAL, HISTORY, IN_OTHER_PLACE, OPTIONAL, FileContext, classify,
+                        declared_external, example_section, imagined_names, is_subject)
 from . import rule
 from .path_refs import EXT, EXTRA_SKIP_DIRS, KNOWN_EXT, Ref, extract, import_cols, path_shape
 
@@ -97,6 +98,32 @@ class _Base:
     """Posix path relative to the workspace root ("" = the root); None for a base outside it (memory)."""
 
 
+# TypeScript sources that an import written with the emitted extension names (`./helpers.js` -> helpers.ts).
+_TS_SOURCE = {"js": "ts", "jsx": "tsx", "mjs": "mts", "cjs": "cts"}
+# "See `HOOKS.md` for the protocol", "Biome, configured in `biome.json`": the text sends the reader to the file.
+_POINTER_BEFORE = re.compile(
+    r"\b(?:see|read|refer\s+to|consult|open|per|(?:configured|defined|documented|described|declared|specified|"
+    r"listed|kept|stored|located|found|lives?|set\s+up)\s+(?:in|at|by))\W*$", re.IGNORECASE)
+
+
+def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> list[str]:
+    """Two paths of the same list (or of the same section, outside lists) as ``ref``'s that exist, when at least
+    twice as many of its paths exist as are missing: then the list names real files ("For examples of this
+    structure see: - `cmd/commit.rs` - `cmd/move.rs` - `cmd/diff.rs`"), else []."""
+    here, missing = [], 0
+    for r, p, st in found:
+        if "/" not in p.rstrip("/") or abs(r.line - ref.line) > 40:
+            continue
+        c = fctx.at(r.line - offset)
+        if c.headings != lctx.headings or c.parents != lctx.parents:
+            continue
+        if st == "exists":
+            here.append(p)
+        elif st == "missing":
+            missing += 1
+    return here[:2] if len(here) >= 2 and len(here) >= 2 * missing else []
+
+
 @dataclass
 class _Names:
     """Workspace files and directories by name, for "did it move?" and informal-path checks."""
@@ -143,18 +170,25 @@ class _Names:
           "list item and the headings above): a counter-example (`not x`, `❌`, \"(doesn't exist)\"), an example "
           "(`✅`, e.g., such as, followed by e.g., a cell of a table whose header says Bad / Good), the object of a "
           "creating or writing verb (create, generate, write to, output to, save to, \"is generated\", under a "
-          "\"Generated ...\" item), a directory named as where things are put (capture, record, add ... in "
+          "\"Generated ...\" item, an imperative \"Write `x`\"), a path a command on its line removes (`rm -rf x/`), "
+          "a path built from a name the text makes up (\"Imagine we're implementing a new `commit3` command\"), a "
+          "directory named as where things are put (capture, record, add ... in "
           "`docs/x/`), a renamed-away path, a conditional one (if it exists), a file of another repository (`x` "
           "in `owner/repo`, owned by the X repo, or under a path that any instruction file says is another "
           "repository's: \"`site/web` is owned by the Website repo\") "
-          "and file-name suffixes (`.spec.ts`), naming conventions (`kebab-case.test.ts`), branches (`release/3.x`) "
-          "and scoped packages are not. Paths are resolved from the file's directory and its ancestors, from the "
-          "real directory of a file reached through a symlink, as the tail of an existing path and as a name plus "
-          "an extension; files the instruction files `@import` are checked too. Confidence: a claim is a warning "
-          "unless the rule is unsure, then info: a bare file name in running text (not what its list item, table "
-          "row or label describes, and no existing path of the same kind on the line), a line in a section about "
-          "examples or conventions, a file in a template directory, an agent's configuration location "
-          "(`.claude/settings.json`), a path whose first directory exists nowhere in the workspace (another "
+          "and file-name suffixes (`.spec.ts`), naming conventions (`kebab-case.test.ts`), placeholder segments "
+          "(`TEST_SUITE_NAME`, `ComponentName`), branches (`release/3.x`) and scoped packages are not. Paths are "
+          "resolved from the file's directory and its ancestors, from the real directory of a file reached through "
+          "a symlink, as the tail of an existing path, as a name plus an extension and, for `x.js` (`.jsx`, `.mjs`, "
+          "`.cjs`), as the TypeScript source TypeScript's imports name that way (`x.ts`); files the instruction "
+          "files `@import` are checked too. Confidence: a claim is a warning unless the rule is unsure, then info: "
+          "a bare file name in running text (not what its list item, table row or label describes, not what the "
+          "text points at: see `x`, configured in `x`, and no existing path of the same kind on the line), a line "
+          "in a section about examples or conventions (unless the other paths of its list exist: then it lists "
+          "real files), a file in a template directory (unless the path's first directory is beside the file: an "
+          "example app's CLAUDE.md describing its own tree), an agent's configuration location "
+          "(`.claude/settings.json`), a package's export subpath (`create-app/commands` where `create-app/` holds a "
+          "package.json), a path whose first directory exists nowhere in the workspace (another "
           "repository's, a package's or a sibling checkout's). "
           "`ctxls check --explain CTX401` prints, per finding, the heuristic and where the path was looked for.")
 def stale_path(ws: Workspace):
@@ -332,11 +366,16 @@ class _Checker:
             purposes.append((ref, path, line, purpose))
             if purpose.kind in (CREATED, OPTIONAL, HISTORY, EXTERNAL):
                 told.add(path)
+        imagined: frozenset[str] | None = None
         for ref, path, line, purpose in purposes:
             if purpose.kind != CLAIM:
                 continue  # an example, a counter-example, a place to create, another repository...
             if path in told:
                 continue  # "`WORKING.md` is maintained by the AI" elsewhere in the file: every mention reads so
+            if imagined is None:
+                imagined = imagined_names(body)
+            if imagined and any(seg.split(".")[0] in imagined for seg in path.rstrip("/").split("/")):
+                continue  # "Imagine we're implementing a new `commit3` command ... `args/commit3.rs`": made up
             if self._declared_external(path) is not None:
                 continue  # another line says the path is another repository's
             # only peers with a directory count: a bare name "exists" wherever a file of that name is
@@ -348,9 +387,16 @@ class _Checker:
                      ("/" in p or (ext is not None and p.endswith("." + ext) and not _generic_name(p)))]
             lctx = fctx.at(ref.line - offset)
             severity, confidence = self._confidence(ref, line, path, bases, memory, template, peers)
-            section = example_section(lctx) if severity == "warning" and not peers else None
+            pointed = _POINTER_BEFORE.search(line[:ref.col]) is not None
+            section = example_section(lctx) if severity == "warning" and not peers and not pointed else None
             if section is not None and _names_the_section(path, section):
                 section = None  # "#### Examples: validated against `examples/07-x.py`": the project's examples/
+            if section is not None:
+                real = _real_list(found, ref, lctx, fctx, offset)
+                if real:
+                    section = None
+                    confidence = (f"in a section about examples, but the other paths of its list exist "
+                                  f"(`{real[0]}`, `{real[1]}`): it lists real files")
             if section is not None:
                 severity, confidence = "info", f"the line is in a section or list about examples or conventions ({section})"
             if severity is None:
@@ -378,9 +424,14 @@ class _Checker:
                             "when present): the text may say where to put one rather than that it exists")
         if peers:
             return "warning", f"other paths on the same line exist (`{peers[0]}`): the line describes this workspace"
-        if template:
+        if template and not (len(segs) > 1 and self._first_dir_exists(first, bases[:1])):
+            # (`examples/app/CLAUDE.md` naming `src/components/x.tsx` with `examples/app/src/` there describes the
+            # example's own tree, wrong in every copy: not demoted)
             return "info", ("the file lies in a template directory ([check] template_dirs): the paths it names are "
                             "those of the project it is copied into")
+        if len(segs) > 1 and "." not in name and self._package(first, bases):
+            return "info", (f"`{first}` is a package of the workspace (its directory has a package.json): "
+                            f"`{path}` may be an import specifier of it (an `exports` entry), not a path")
         if len(segs) > 1 and first not in self.names.dirs and not self._first_dir_exists(first, bases):
             # (on 27 real repositories every such path was another repository's, a package's or a sibling
             # checkout's: `../other-docs/x.mdx`, `nx/presets/npm.json`, `owner/.github/x.json`)
@@ -391,10 +442,20 @@ class _Checker:
         if len(segs) == 1 and ref.kind != "link" and "/" not in path:
             if is_subject(line, ref.col, ref.col + len(ref.text)):
                 return "warning", "a bare file name that its list item, table row or label describes"
+            if _POINTER_BEFORE.search(line[:ref.col]):
+                return "warning", "a bare file name the text points at (see `x`, configured in `x`)"
             return "info", ("a bare file name (no directory) in running text: it may name a kind of file or an "
                             "illustration rather than a file here")
         return "warning", ("named as a file of this workspace (a link, or a path whose first directory exists)"
                            if ref.kind == "link" or len(segs) > 1 else "named as a file of this workspace")
+
+    def _package(self, name: str, bases: list[_Base]) -> bool:
+        """Whether ``name``, read from one of ``bases``, is a directory holding a package.json
+        (`create-payload-app/commands` in packages/create-payload-app/CLAUDE.md names the package's `./commands`
+        export; the caller asks only for an extensionless last segment, as export subpaths are written)."""
+        paths = self.names.paths
+        return any(b.rel is not None and (f"{b.rel}/{name}/package.json" if b.rel else f"{name}/package.json") in paths
+                   for b in bases)
 
     # -- which tokens are paths ------------------------------------------------------------------------
     def _bases(self, fdir: Path, memory: bool) -> list[_Base]:
@@ -539,6 +600,10 @@ class _Checker:
                     return "exists"
             elif self._exists_at(b, clean, probe=True):
                 return "exists"
+        ts = _TS_SOURCE.get(name.rpartition(".")[2]) if not link and "." in name else None
+        if ts is not None and self._resolve(clean[:-len(name)] + name.rpartition(".")[0] + "." + ts, bases,
+                                            False) == "exists":
+            return "exists"  # `helpers.js` for helpers.ts: TypeScript's ESM imports name the emitted file
         if self._ignore is not None:
             for b in (bases[0], bases[-1]) if len(bases) > 1 else bases:
                 if b.rel is None:
