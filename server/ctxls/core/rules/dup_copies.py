@@ -41,7 +41,16 @@ def regroup(ws: Workspace, findings: list[Finding]) -> list[Finding]:
     out: list[Finding] = []
     memo: dict = {}
     for f in findings:
-        if f.severity == "warning" and f.related and f.related[0].path.parent != f.path.parent \
+        if f.severity == "warning" and f.related and _code_differs(ws, f, memo):
+            continue  # `type: description` and `[type] description`: two formats, alike only without punctuation
+        if f.severity == "warning" and f.related and (where := _restating_section(_lines(ws, f.path, memo),
+                                                                                  f.span.start_line)):
+            f = dataclasses.replace(
+                f, severity="info", fixes=[],
+                message=f"{f.message.split(';', 1)[0]}; this copy sits in {where}, which restates on purpose",
+                data={**(f.data or {}), "explain": [f"the copy to delete is in {where}: a summary or a numbered "
+                                                    "procedure repeats what it needs to read as a whole"]})
+        elif f.severity == "warning" and f.related and f.related[0].path.parent != f.path.parent \
                 and _describes_a_relative_path(ws, f, memo):
             f = dataclasses.replace(
                 f, severity="info", fixes=[],
@@ -101,6 +110,43 @@ def _lines(ws: Workspace, path: Path, memo: dict) -> list[str]:
     if lines is None:
         lines = memo[path] = ws.file(path).lines
     return lines
+
+
+_CODE_SPAN = re.compile(r"`([^`]+)`")
+# Sections that repeat by design: a summary of the file, or a numbered step of a procedure read as a whole.
+_SUMMARY = re.compile(r"\b(?:summary|recap|tl;?\s?dr|cheat\s*-?sheet|at\s+a\s+glance|quick\s+(?:reference|start|summary))\b",
+                      re.IGNORECASE)
+_STEP_HEADING = re.compile(r"^(?:step\s+)?\d+[.):]\s", re.IGNORECASE)
+
+
+def _code_differs(ws: Workspace, f: Finding, memo: dict) -> bool:
+    """Whether the two copies' code spans differ: what normalising for a match dropped (punctuation, brackets)
+    is what the line is about (`type: description` vs `[type] description`)."""
+    r = f.related[0]
+    a, b = _lines(ws, f.path, memo), _lines(ws, r.path, memo)
+    i, j = f.span.start_line, r.span.start_line
+    if not (i < len(a) and j < len(b)) or "`" not in a[i] or "`" not in b[j]:
+        return False
+    return [" ".join(c.split()) for c in _CODE_SPAN.findall(a[i])] != \
+        [" ".join(c.split()) for c in _CODE_SPAN.findall(b[j])]
+
+
+def _restating_section(lines: list[str], i: int) -> str | None:
+    """'the summary under ...' or 'step 1 ...' when line ``i`` is in a section (its heading, or the lead-in its
+    list hangs from) that is a summary, or under a numbered step heading; else None."""
+    for k in range(min(i, len(lines)) - 1, -1, -1):
+        line = lines[k].strip()
+        m = _HEADING.match(lines[k])
+        if m:
+            title = m.group(1).strip()
+            if _SUMMARY.search(title):
+                return f"the summary '{title[:60]}'"
+            if _STEP_HEADING.match(title):
+                return f"the procedure step '{title[:60]}'"
+            return None
+        if line and not _LIST_START.match(lines[k]) and line.rstrip("*_ ").endswith(":") and _SUMMARY.search(line):
+            return f"a summary ('{line[:60]}')"
+    return None
 
 
 def _introduces_a_list(lines: list[str], i: int) -> bool:

@@ -61,7 +61,7 @@ def disagree(files: list[File], m: Match) -> bool:
 def versions_disagree(key_a: str, words_a: frozenset, key_b: str, words_b: frozenset,
                       names: Callable[[], set[str]] = set) -> bool:
     """Whether two versions of one instruction (normalised text ``key``, content ``words``) disagree: a changed
-    number (both name one), negation, modal strength (both have one: must and always are one strength), or
+    number (both name one), negation (how many: which word says it does not matter), modal strength (both have one: must and always are one strength), or
     content the other lacks. Not: a consistent paraphrase (the same content words in other function words, a
     table row restating a list item), an elaboration (one copy adds a word or two, `_elaborates`), or the same
     name spelt differently, one copy's code-span name (``names``: the normalised words of both copies' code
@@ -71,8 +71,8 @@ def versions_disagree(key_a: str, words_a: frozenset, key_b: str, words_b: froze
     nums_b = {w for w in wb if any(c.isdigit() for c in w)}
     if nums_a and nums_b and nums_a != nums_b:
         return True
-    if _NEGATIONS.intersection(wa) != _NEGATIONS.intersection(wb):
-        return True
+    if sum(w in _NEGATIONS for w in wa) != sum(w in _NEGATIONS for w in wb):
+        return True  # one copy negates what the other does not ("No f-strings" and "Don't use f-strings" agree)
     mod_a, mod_b = _strengths(wa), _strengths(wb)
     if mod_a and mod_b and mod_a != mod_b:
         return True  # MUST here, should there

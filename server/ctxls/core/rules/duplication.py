@@ -170,7 +170,13 @@ def _sequences(ws: Workspace) -> tuple[list[tuple[str, ...]], dict[str, M.Block]
           "of another, the line findings are info and one finding says the file is a copy (info when the names "
           "say the two are variants of one file: `constitution.md`, `constitution-py.md`). A copy whose two places "
           "both open a section of the same title (\"These rules cannot be overridden.\" under `## HARD Rules` "
-          "in each file) is a template's lead-in, bound to its section: info.")
+          "in each file) is a template's lead-in, bound to its section: info. So are copies that mean something "
+          "only with what surrounds them: a list's lead-in (\"When reviewing pull requests:\" over two different "
+          "lists), a line that points back at its section (\"Such tests ...\" under two headings of different "
+          "titles), and a copy in a section that restates on purpose (a summary: Quick summary, TL;DR, cheat "
+          "sheet; or a numbered procedure step, `### 1. Before testing`). Two lines whose code spans differ "
+          "(`type: description` / `[type] description`) are not duplicates: normalising dropped what they are "
+          "about.")
 def duplicate_instruction(ws: Workspace):
     return regroup(ws, _analyse(ws).findings(ws, exact=True))
 
@@ -186,7 +192,8 @@ def duplicate_instruction(ws: Workspace):
           "together while a changed tool, path or subject sets them apart: at 0.8, one content word swapped "
           "for another counts only in instructions of 9 or more content words, one added word from 4 on. "
           "Only files that load together in at least one startup session are compared. A near-duplicate is "
-          "reported only when the two versions disagree: a changed number (both name one), negation, modal "
+          "reported only when the two versions disagree: a changed number (both name one), negation (one copy "
+          "negates more often: \"Don't use x\" and \"No x\" agree), modal "
           "strength (both have one), or a content word the other copy lacks outside the names of its code spans; "
           "a consistent paraphrase and a table row restating a list item are not versions of one instruction, nor "
           "are parallel items, which are never paired: the items of one list or table (`Rule 3 for area 12` / "
