@@ -29,6 +29,10 @@ from ..findings import Finding, Related
 from ..words import plural
 from ..workspace import Workspace
 
+_KEPT = ("dup_copies.regroup",)
+_FACTS = ("dup_copies.facts",)
+"""Keys of the kept verdicts and line facts in the snapshot's memo."""
+
 COPY_MIN = 5
 """Instructions of one file repeated in another from which the two are reported as one copy."""
 
@@ -37,51 +41,44 @@ _VARIANT_SUFFIX = re.compile(r"[-_.][A-Za-z0-9]{1,12}$")
 
 
 def regroup(ws: Workspace, findings: list[Finding]) -> list[Finding]:
-    """CTX201's findings with lead-ins and the lines of a copied file made info, plus one finding per copy."""
+    """CTX201's findings with lead-ins and the lines of a copied file made info, plus one finding per copy.
+
+    The language server re-checks after every edit, and the analysis hands back the same finding objects for
+    what the edit did not touch: each one's verdict is kept against its two files' line lists (the same
+    objects while their text is), so a re-check judges only what changed."""
     out: list[Finding] = []
-    memo: dict = {}
+    facts = _FactsOf(ws)
+    kept: dict[int, tuple] = ws.fs.memo.get(_KEPT, {})
+    now: dict[int, tuple] = {}
     for f in findings:
-        if f.severity == "warning" and f.related and _code_differs(ws, f, memo):
-            continue  # `type: description` and `[type] description`: two formats, alike only without punctuation
-        if f.severity == "warning" and f.related and (where := _restating_section(_lines(ws, f.path, memo),
-                                                                                  f.span.start_line)):
-            f = dataclasses.replace(
-                f, severity="info", fixes=[],
-                message=f"{f.message.split(';', 1)[0]}; this copy sits in {where}, which restates on purpose",
-                data={**(f.data or {}), "explain": [f"the copy to delete is in {where}: a summary or a numbered "
-                                                    "procedure repeats what it needs to read as a whole"]})
-        elif f.severity == "warning" and f.related and f.related[0].path.parent != f.path.parent \
-                and _describes_a_relative_path(ws, f, memo):
-            f = dataclasses.replace(
-                f, severity="info", fixes=[],
-                message=f"{f.message.split(';', 1)[0]}; the line describes a relative path, which names another "
-                        f"file in each directory: check both descriptions are meant",
-                data={**(f.data or {}), "explain": ["a layout line (`- `x.py` - what it holds`) in files of two "
-                                                    "directories: two files of one name"]})
-        elif f.severity == "warning" and f.related and (why := _bound_to_context(ws, f, memo)):
-            f = dataclasses.replace(
-                f, severity="info", fixes=[],
-                message=f"{f.message.split(';', 1)[0]}; {why[0]}",
-                data={**(f.data or {}), "explain": [why[1]]})
-        elif f.severity == "warning" and f.related and _lead_ins(ws, f, memo):
-            f = dataclasses.replace(
-                f, severity="info", fixes=[],
-                message=f"{f.message.split(';', 1)[0]}; both copies open a section of the same title: the wording "
-                        f"a template gives that section, bound to it",
-                data={**(f.data or {}), "explain": ["both copies are the first block under a heading of the same "
-                                                    "title: a template's section lead-in"]})
-        out.append(f)
-    groups: dict[tuple[Path, Path], list[int]] = {}
+        if f.severity != "warning" or not f.related:
+            out.append(f)
+            continue
+        a, b = facts(f.path), facts(f.related[0].path)
+        j = f.related[0].span.start_line
+        got = kept.get(id(f))
+        # (a copy in an edited file: its verdict holds while what the judge reads of that line is the same)
+        if got is not None and got[0] is f and got[1] is a and (got[2] is b or got[3] == b.about(j)):
+            g = got[4]
+        else:
+            g = _judge(f, a, b)
+        now[id(f)] = (f, a, b, b.about(j), g, None)
+        if g is not None:
+            out.append(g)
+    groups: dict[tuple[str, str], list[int]] = {}  # (paths as strings: hashing and comparing Paths costs)
     for i, f in enumerate(out):
-        if f.severity == "warning" and f.related and f.related[0].path != f.path:
-            groups.setdefault((f.path, f.related[0].path), []).append(i)
+        if f.severity == "warning" and f.related:
+            here, there = str(f.path), str(f.related[0].path)
+            if here != there:
+                groups.setdefault((here, there), []).append(i)
     extra = []
-    for (path, other), idx in groups.items():
+    for idx in groups.values():
         if len(idx) < COPY_MIN:
             continue
+        path, other = out[idx[0]].path, out[idx[0]].related[0].path
         lines = [out[i].span.start_line + 1 for i in idx]
         for i in idx:
-            out[i] = dataclasses.replace(out[i], severity="info")
+            out[i] = _as_info(out[i], kept, now)
         tokens = sum((out[i].data or {}).get("tokens", 0) for i in idx)
         variant = _variants(path, other)
         where = ws.rel(other)
@@ -96,97 +93,185 @@ def regroup(ws: Workspace, findings: list[Finding]) -> list[Finding]:
                              {"tokens": tokens, "copies": len(idx),
                               "explain": [f"{len(idx)} line findings between the same two files (at least "
                                           f"{COPY_MIN}) are reported as one copy"]}))
+    ws.fs.memo[_KEPT] = now
     return out + extra
+
+
+def _as_info(f: Finding, kept: dict, now: dict) -> Finding:
+    """``f`` at info (a line of a copied file), the same object as the last check's while ``f`` is."""
+    last = kept.get(id(f))
+    if last is not None and last[0] is f and last[-1] is not None:
+        g = last[-1]
+    else:
+        g = dataclasses.replace(f, severity="info")
+    got = now.get(id(f))
+    now[id(f)] = (got[:-1] if got is not None and got[0] is f else (f, None, None, None, f)) + (g,)
+    return g
 
 
 _LIST_START = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|\||```|~~~)")
 _ITEM_MARK = re.compile(r"^\s*(?:>\s*)?(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*|__)?")
 # A line whose subject points back at what its section is about ("Such tests ...", "These files ...").
 _POINTS_BACK = re.compile(r"(?:such|these|those|this|they|them|it|the\s+same|both)\b", re.IGNORECASE)
-
-
-def _lines(ws: Workspace, path: Path, memo: dict) -> list[str]:
-    lines = memo.get(path)
-    if lines is None:
-        lines = memo[path] = ws.file(path).lines
-    return lines
-
-
 _CODE_SPAN = re.compile(r"`([^`]+)`")
 # Sections that repeat by design: a summary of the file, or a numbered step of a procedure read as a whole.
 _SUMMARY = re.compile(r"\b(?:summary|recap|tl;?\s?dr|cheat\s*-?sheet|at\s+a\s+glance|quick\s+(?:reference|start|summary))\b",
                       re.IGNORECASE)
 _STEP_HEADING = re.compile(r"^(?:step\s+)?\d+[.):]\s", re.IGNORECASE)
+_LAYOUT_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\*\*)?`(?!/|~|https?:)([^`\s]+)`(?:\*\*)?\s*(?:[-—–:]|\()")
 
 
-def _code_differs(ws: Workspace, f: Finding, memo: dict) -> bool:
-    """Whether the two copies' code spans differ: what normalising for a match dropped (punctuation, brackets)
-    is what the line is about (`type: description` vs `[type] description`)."""
-    r = f.related[0]
-    a, b = _lines(ws, f.path, memo), _lines(ws, r.path, memo)
-    i, j = f.span.start_line, r.span.start_line
-    if not (i < len(a) and j < len(b)) or "`" not in a[i] or "`" not in b[j]:
-        return False
-    return [" ".join(c.split()) for c in _CODE_SPAN.findall(a[i])] != \
-        [" ".join(c.split()) for c in _CODE_SPAN.findall(b[j])]
+def _title(text: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
-def _restating_section(lines: list[str], i: int) -> str | None:
-    """'the summary under ...' or 'step 1 ...' when line ``i`` is in a section (its heading, or the lead-in its
-    list hangs from) that is a summary, or under a numbered step heading; else None."""
-    for k in range(min(i, len(lines)) - 1, -1, -1):
-        line = lines[k].strip()
-        m = _HEADING.match(lines[k])
-        if m:
-            title = m.group(1).strip()
-            if _SUMMARY.search(title):
-                return f"the summary '{title[:60]}'"
-            if _STEP_HEADING.match(title):
-                return f"the procedure step '{title[:60]}'"
-            return None
-        if line and not _LIST_START.match(lines[k]) and line.rstrip("*_ ").endswith(":") and _SUMMARY.search(line):
-            return f"a summary ('{line[:60]}')"
-    return None
+class _Facts:
+    """What CTX201's second look needs of each line of one version of a file, worked out on first use: a file
+    changed by an edit is read again, the others keep theirs (and so their findings' verdicts, see `regroup`)."""
+
+    __slots__ = ("lines", "_heading", "_restates", "_memo")
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self._heading: list[int] | None = None
+        self._restates: list[str | None] | None = None
+        self._memo: dict[tuple[str, int], object] = {}
+
+    def _scan(self) -> None:
+        """One pass: the nearest heading above each line, and the section each line restates in, if any."""
+        heading, restates = [], []
+        h, where = -1, None
+        for k, line in enumerate(self.lines):
+            heading.append(h)
+            restates.append(where)
+            m = _HEADING.match(line)
+            if m:
+                h = k
+                title = m.group(1).strip()
+                where = (f"the summary '{title[:60]}'" if _SUMMARY.search(title) else
+                         f"the procedure step '{title[:60]}'" if _STEP_HEADING.match(title) else None)
+            elif where is None or not where.startswith("the "):
+                t = line.strip()
+                if t and not _LIST_START.match(line) and t.rstrip("*_ ").endswith(":") and _SUMMARY.search(t):
+                    where = f"a summary ('{t[:60]}')"
+        self._heading, self._restates = heading, restates
+
+    def about(self, i: int) -> tuple:
+        """What `_judge` reads of line ``i`` as the copy another finding repeats (compared when this file changed
+        and that finding did not)."""
+        got = self._memo.get(("about", i))
+        if got is None:
+            got = self._memo["about", i] = (self.line(i), self.introduces_a_list(i), self.points_back(i),
+                                            self.heading_above(i), self.section_opened(i))
+        return got  # type: ignore[return-value]
+
+    def line(self, i: int) -> str:
+        return self.lines[i] if 0 <= i < len(self.lines) else ""
+
+    def restates(self, i: int) -> str | None:
+        """Where line ``i`` sits when that is a summary or a numbered procedure step (its heading, or the
+        lead-in its list hangs from), else None."""
+        if self._restates is None:
+            self._scan()
+        return self._restates[i] if 0 <= i < len(self.lines) else None
+
+    def heading_above(self, i: int) -> str | None:
+        """The normalised title of the nearest heading above line ``i``, or None."""
+        if self._heading is None:
+            self._scan()
+        k = self._heading[i] if 0 <= i < len(self.lines) else -1
+        return _title(_HEADING.match(self.lines[k]).group(1)) if k >= 0 else None
+
+    def code(self, i: int) -> list[str]:
+        got = self._memo.get(("code", i))
+        if got is None:
+            got = self._memo["code", i] = [" ".join(c.split()) for c in _CODE_SPAN.findall(self.line(i))]
+        return got  # type: ignore[return-value]
+
+    def introduces_a_list(self, i: int) -> bool:
+        """Whether line ``i`` ends with a colon and the next non-blank line starts a list, a table or a code
+        block."""
+        lines = self.lines
+        if not self.line(i).rstrip().rstrip("*_").rstrip().endswith(":"):
+            return False
+        j = i + 1
+        while j < len(lines) and not lines[j].strip():
+            j += 1
+        return j < len(lines) and _LIST_START.match(lines[j]) is not None
+
+    def points_back(self, i: int) -> str | None:
+        """The first word of line ``i`` when it points back at its section ("Such tests ..."), else None."""
+        head = _ITEM_MARK.sub("", self.line(i), 1)
+        return head.split()[0] if _POINTS_BACK.match(head) and head.split() else None
+
+    def section_opened(self, i: int) -> str | None:
+        """The title of the heading right above line ``i`` (blank lines aside), normalised, or None."""
+        k = i - 1
+        while k >= 0 and not self.lines[k].strip():
+            k -= 1
+        m = _HEADING.match(self.lines[k]) if 0 <= k < len(self.lines) else None
+        return (_title(m.group(1)) or None) if m else None
 
 
-def _introduces_a_list(lines: list[str], i: int) -> bool:
-    """Whether line ``i`` ends with a colon and the next non-blank line starts a list, a table or a code block."""
-    if not 0 <= i < len(lines) or not lines[i].rstrip().rstrip("*_").rstrip().endswith(":"):
-        return False
-    j = i + 1
-    while j < len(lines) and not lines[j].strip():
-        j += 1
-    return j < len(lines) and _LIST_START.match(lines[j]) is not None
+class _FactsOf:
+    """`_Facts` per file, kept in the snapshot's memo while the file's line list is the same object."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.kept: dict[str, _Facts] = ws.fs.memo.setdefault(_FACTS, {})
+        self.now: dict[str, _Facts] = {}
+
+    def __call__(self, path: Path) -> _Facts:
+        key = str(path)
+        got = self.now.get(key)
+        if got is None:
+            lines = self.ws.file(path).lines
+            got = self.kept.get(key)
+            if got is None or got.lines is not lines:
+                got = self.kept[key] = _Facts(lines)
+            self.now[key] = got
+        return got
 
 
-def _heading_above(lines: list[str], i: int) -> str | None:
-    """The normalised title of the nearest heading above line ``i``, or None."""
-    for k in range(min(i, len(lines)) - 1, -1, -1):
-        m = _HEADING.match(lines[k])
-        if m:
-            return " ".join(re.sub(r"[^\w\s]", " ", m.group(1).lower()).split())
-    return None
+def _judge(f: Finding, a: _Facts, b: _Facts) -> Finding | None:
+    """One line finding (a warning with its related copy; ``a``, ``b`` their files) as reported: dropped
+    (None), made info, or as it is."""
+    i, j = f.span.start_line, f.related[0].span.start_line
+    if "`" in a.line(i) and "`" in b.line(j) and a.code(i) != b.code(j):
+        return None  # `type: description` and `[type] description`: two formats, alike only without punctuation
+    head = f.message.split(";", 1)[0]
+    where = a.restates(i)
+    if where:
+        return _info(f, f"{head}; this copy sits in {where}, which restates on purpose",
+                     f"the copy to delete is in {where}: a summary or a numbered procedure repeats what it needs "
+                     "to read as a whole")
+    if f.related[0].path.parent != f.path.parent and _LAYOUT_LINE.match(a.line(i)):
+        # `- `agent.py` - Main agent definition` in the root and in `use-cases/x/`: each describes its own file
+        return _info(f, f"{head}; the line describes a relative path, which names another file in each directory: "
+                        f"check both descriptions are meant",
+                     "a layout line (`- `x.py` - what it holds`) in files of two directories: two files of one name")
+    if a.introduces_a_list(i) and b.introduces_a_list(j):
+        return _info(f, f"{head}; each copy introduces its own list: a lead-in, bound to what follows it",
+                     "both copies end with a colon and open a list: a lead-in, meaningless without its list")
+    word = a.points_back(i)
+    if word and b.points_back(j):
+        sa, sb = a.heading_above(i), b.heading_above(j)
+        if sa is not None and sb is not None and sa != sb:
+            return _info(f, f"{head}; it points back at its section (\"{word} ...\"), and the copies sit under "
+                            f"different headings: the same words about different things",
+                         "both copies start with a word that points back (such, these, it, ...) and sit under "
+                         "headings of different titles")
+    opened = a.section_opened(i)
+    if opened is not None and b.section_opened(j) == opened:
+        return _info(f, f"{head}; both copies open a section of the same title: the wording a template gives that "
+                        f"section, bound to it",
+                     "both copies are the first block under a heading of the same title: a template's section lead-in")
+    return f
 
 
-def _bound_to_context(ws: Workspace, f: Finding, memo: dict) -> tuple[str, str] | None:
-    """(message tail, explanation) when both copies mean something only with what surrounds them: each
-    introduces its own list, or each points back ("Such tests") at sections of different titles."""
-    r = f.related[0]
-    a, b = _lines(ws, f.path, memo), _lines(ws, r.path, memo)
-    i, j = f.span.start_line, r.span.start_line
-    if _introduces_a_list(a, i) and _introduces_a_list(b, j):
-        return ("each copy introduces its own list: a lead-in, bound to what follows it",
-                "both copies end with a colon and open a list: a lead-in, meaningless without its list")
-    if i < len(a) and j < len(b):
-        head_a, head_b = _ITEM_MARK.sub("", a[i], 1), _ITEM_MARK.sub("", b[j], 1)
-        if _POINTS_BACK.match(head_a) and _POINTS_BACK.match(head_b):
-            sa, sb = _heading_above(a, i), _heading_above(b, j)
-            if sa is not None and sb is not None and sa != sb:
-                return (f"it points back at its section (\"{head_a.split()[0]} ...\"), and the copies sit under "
-                        f"different headings: the same words about different things",
-                        "both copies start with a word that points back (such, these, it, ...) and sit under "
-                        "headings of different titles")
-    return None
+def _info(f: Finding, message: str, explain: str) -> Finding:
+    return dataclasses.replace(f, severity="info", fixes=[], message=message,
+                               data={**(f.data or {}), "explain": [explain]})
 
 
 def _variants(a: Path, b: Path) -> bool:
@@ -196,41 +281,6 @@ def _variants(a: Path, b: Path) -> bool:
         return False
     return _VARIANT_SUFFIX.sub("", sa) in (sb, _VARIANT_SUFFIX.sub("", sb)) or \
         _VARIANT_SUFFIX.sub("", sb) == sa
-
-
-_LAYOUT_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\*\*)?`(?!/|~|https?:)([^`\s]+)`(?:\*\*)?\s*(?:[-—–:]|\()")
-
-
-def _describes_a_relative_path(ws: Workspace, f: Finding, memo: dict) -> bool:
-    """`- `agent.py` - Main agent definition` in the root and in `use-cases/x/`: each describes its own file."""
-    lines = memo.get(f.path)
-    if lines is None:
-        lines = memo[f.path] = ws.file(f.path).lines
-    line = lines[f.span.start_line] if f.span.start_line < len(lines) else ""
-    return _LAYOUT_LINE.match(line) is not None
-
-
-def _lead_ins(ws: Workspace, f: Finding, memo: dict) -> bool:
-    """Whether the finding's copy and the copy it repeats each open a section of the same title."""
-    a = _section_opened(ws, f.path, f.span.start_line, memo)
-    if a is None:
-        return False
-    r = f.related[0]
-    return _section_opened(ws, r.path, r.span.start_line, memo) == a
-
-
-def _section_opened(ws: Workspace, path: Path, line: int, memo: dict) -> str | None:
-    """The title of the heading right above ``line`` (blank lines aside), normalised, or None."""
-    lines = memo.get(path)
-    if lines is None:
-        lines = memo[path] = ws.file(path).lines
-    i = line - 1
-    while i >= 0 and not lines[i].strip():
-        i -= 1
-    m = _HEADING.match(lines[i]) if 0 <= i < len(lines) else None
-    if m is None:
-        return None
-    return " ".join(re.sub(r"[^\w\s]", " ", m.group(1).lower()).split()) or None
 
 
 def variant_info(f: Finding) -> Finding:
