@@ -78,8 +78,10 @@ _CREATED_BEFORE = re.compile(
     r"produc(?:e|es|ed|ing)|mkdir|touch)\b(?:\s+(?:a|an|the|new|your|its|their|this|that|one|file|files|"
     r"directory|dir|folder|at|in|under|as|called|named)\b)*\W*$"
     r"|\b(?:writ(?:e|es|ing|ten)|output(?:s|ted|ting)?|sav(?:e|es|ed|ing)|dump(?:s|ed|ing)?|"
-    r"download(?:s|ed|ing)?)\b(?:\s+\S+){0,4}?\s+"
+    r"download(?:s|ed|ing)?|install(?:s|ed|ing)?)\b(?:\s+\S+){0,4}?\s+"
     r"(?:to|into|in|under|as)\W*$)", re.IGNORECASE)
+# "## `trials_summary.json` schema": the text describes what such a file holds (a run writes it).
+_FORMAT_AFTER = re.compile(r"^`?\s*(?:schema|format|file\s+format|structure)\b", re.IGNORECASE)
 _CREATED_AFTER = re.compile(
     r"^\W{0,3}\s*(?:\((?:auto-?)?(?:generated|created|built|output|produced|written|cached|temporary|runtime|"
     r"gitignored|local)\b|(?:is|are|will\s+be|gets?|get|is\s+being|are\s+being|was|were)\s+(?:auto-?)?"
@@ -124,7 +126,8 @@ _OTHER_REPO = re.compile(
     r"\b(?!this\b|the\b|our\b|same\b|each\b)[\w-]+\s+repo(?:sitory)?'s\b|"
     r"`[A-Za-z0-9_-]+/[A-Za-z0-9_-]+`[^.;]{0,80}\brepo(?:sitory)?\b|\brepo(?:sitory)?\b[^.;]{0,40}`[A-Za-z0-9_-]+/[A-Za-z0-9_-]+`|"
     r"(?:product|contributing|consumer|downstream|application|app)\s+repo(?:sitor(?:y|ies))?\b|"
-    r"\bat\s+(?:the|a|its)\s+pinned\s+(?:sha|commit|ref|tag|version)\b)",
+    r"\bat\s+(?:the|a|its)\s+pinned\s+(?:sha|commit|ref|tag|version)\b|"
+    r"\b(?:live|lives|living|are|is|kept|found)\s+in\s+\[`?[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+`?\]\(https?://)",
     re.IGNORECASE)
 # "`docs/x.md` in `acme/tools`": the clause after the mention names where it is; the caller checks that
 # `acme/tools` is not a path of the workspace (then it is a repository).
@@ -151,7 +154,8 @@ _EXAMPLE_HEADING = re.compile(
 _GENERATED_PARENT = re.compile(
     r"\b(?:(?:auto-?)?generated|build\s+outputs?|artifacts|temporary|gitignored|auto-?created)\b", re.IGNORECASE)
 # "Toolchain is pre-installed in the VM: ... (`apps/x/bin/`)": put there by an install step.
-_INSTALLED_BEFORE = re.compile(r"\b(?:pre-?installed|installed|downloaded|fetched)\b", re.IGNORECASE)
+_INSTALLED_BEFORE = re.compile(r"\b(?:pre-?installed|installed|downloaded|fetched)\b|"
+                               r"\bthe\s+(?:built|compiled|bundled|generated)\s+\w+", re.IGNORECASE)
 
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _BOLD_LABEL = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)(.+?)(?:\*\*|__)\s*[:：]?\s*$")
@@ -353,6 +357,8 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
     if _CREATED_BEFORE.search(before):
         return Purpose(CREATED, "the object of a verb that creates or writes it (create, generate, write to, "
                                 "output to, save to)")
+    if _FORMAT_AFTER.match(after):
+        return Purpose(EXAMPLE, "the text describes the format of such a file (`x.json` schema)")
     if _CREATED_AFTER.match(after):
         return Purpose(CREATED, "the text after the path says it is created, generated or written")
     if _MAKE_IMPERATIVE.match(_sentence_before(line, col)):
@@ -365,7 +371,7 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
         if _GENERATED_PARENT.search(p) and not _EXAMPLE_HEADING.search(p):
             return Purpose(CREATED, f"listed under {_quote(p)}, which is about generated or runtime files")
     if _INSTALLED_BEFORE.search(_sentence_before(line, col)):
-        return Purpose(CREATED, "the sentence says it is installed or downloaded there")
+        return Purpose(CREATED, "the sentence says it is installed, downloaded or built there (the built frontend)")
     # 4. history: renamed, moved, removed
     if _HISTORY_BEFORE.search(before) or _HISTORY_AFTER.match(after) or _HISTORY_PREDICATE.match(after):
         return Purpose(HISTORY, "the clause says it was renamed, moved, removed or replaced")

@@ -383,7 +383,22 @@ class Workspace:
         or docs folders (core/startdirs.py). Messages that say "in N sessions" count these."""
         from .startdirs import is_start_dir
 
-        return sum(1 << i for i, d in enumerate(self.index.dirs) if is_start_dir(d, self.root))
+        bundles = self.skill_bundles
+        return sum(1 << i for i, d in enumerate(self.index.dirs)
+                   if is_start_dir(d, self.root) and not (bundles and _in_bundle(d, bundles)))
+
+    def is_start(self, d: Path) -> bool:
+        """Whether a user would start a session in ``d``: not agent configuration, docs or a skill's bundle."""
+        from .startdirs import is_start_dir
+
+        return is_start_dir(d, self.root) and not (self.skill_bundles and _in_bundle(d, self.skill_bundles))
+
+    @cached_property
+    def skill_bundles(self) -> frozenset[Path]:
+        """The directories that hold a SKILL.md, anywhere in the workspace: a skill's bundle, whose files (an
+        `AGENTS.md` "with all rules expanded" beside the SKILL.md) are read on demand, where nobody starts a
+        session."""
+        return frozenset(Path(d) for d, _, names in self.index.tree if "SKILL.md" in names)
 
     def sessions_in(self, mask: int) -> int:
         """How many start directories of ``mask`` (a `loads_in` mask) load the file; all of them when none of
@@ -463,3 +478,8 @@ _SUPPRESS_RE = re.compile(r"<!--\s*ctxls-(ignore-file|ignore|disable)(?![\w-])([
 def same_items(a: list, b: list) -> bool:
     """The two lists hold the very same objects, in the same order."""
     return a is b or (len(a) == len(b) and all(map(operator.is_, a, b)))
+
+
+def _in_bundle(d: Path, bundles: frozenset[Path]) -> bool:
+    """Whether ``d`` is a skill bundle directory or below one."""
+    return d in bundles or any(p in bundles for p in d.parents)

@@ -145,7 +145,9 @@ def agent_misses_file(ws: Workspace):
       example="A 30 KB root AGENTS.md and a 5 KB services/api/AGENTS.md: a Codex session in services/api/ gets "
               "the first 2.7 KB of the service file and nothing of services/api/payments/AGENTS.md.",
       fix="Shorten the files above (the root's costs every session), move detail into files Codex reads on "
-          "demand, or raise `project_doc_max_bytes` in Codex's config (and ctxls's `codex_project_doc_max_bytes`).")
+          "demand, or raise `project_doc_max_bytes` in Codex's config (and ctxls's `codex_project_doc_max_bytes`). A cut only "
+          "in sessions started where no one starts one (a skill's bundle, agent configuration, docs folders) is "
+          "info.")
 def codex_truncated(ws: Workspace):
     if "codex" not in targets(ws):
         return
@@ -176,16 +178,22 @@ def codex_truncated(ws: Workspace):
         where = _dirs(ws, got["dirs"])
         dropped = list(got["dropped"])
         tail = (f"; dropped: {', '.join(ws_rel(ws, p) for p in dropped)}" if dropped else "")
-        yield Finding("CTX802", "warning", path, Span(i, min(col, len(lines[i])), i, len(lines[i])),
-                      f"Codex's {budget:,}-byte project-doc budget ends here in sessions started in {where}: "
-                      f"the rest of this file is not loaded{tail}",
+        # (only where nobody starts a session: a skill's bundled AGENTS.md "with all rules expanded", read on demand)
+        started = any(ws.is_start(d) for d in got["dirs"])
+        yield Finding("CTX802", "warning" if started else "info", path,
+                      Span(i, min(col, len(lines[i])), i, len(lines[i])),
+                      f"Codex's {budget:,}-byte project-doc budget ends here in sessions started in {where}"
+                      + ("" if started else " (where no one starts a session: a skill's bundle, agent "
+                                            "configuration or docs)")
+                      + f": the rest of this file is not loaded{tail}",
                       related=[Related(p, _first_line(ws, p), "dropped by Codex: the budget is used up")
                                for p in dropped],
                       data={"dirs": [ws_rel(ws, d) for d in got["dirs"]], "dropped": [str(p) for p in dropped]})
     for path, got in sorted(drops.items(), key=lambda kv: str(kv[0])):
         if any(path in g["dropped"] for g in cuts.values()):
             continue
-        yield Finding("CTX802", "warning", path, _first_line(ws, path),
+        yield Finding("CTX802", "warning" if any(ws.is_start(d) for d in got["dirs"]) else "info", path,
+                      _first_line(ws, path),
                       f"Codex drops this file in sessions started in {_dirs(ws, got['dirs'])}: the files before it "
                       f"use up the {budget:,}-byte project-doc budget",
                       related=[Related(p, _first_line(ws, p), "loaded before it") for p in got["before"]])
@@ -386,7 +394,8 @@ def _span_names(fp, v, fq, u):
       example="```markdown\n<!-- CLAUDE.md -->\n- Run `make test` before every commit.\n\n<!-- AGENTS.md -->\n"
               "- Run `make check` before every commit.\n```",
       fix="Decide which version is right and make the other the same, or keep the instruction in one file every "
-          "agent reads (Claude Code can `@AGENTS.md` it).")
+          "agent reads (Claude Code can `@AGENTS.md` it). A version in a template directory (`[check] "
+          "template_dirs`) ships into other projects: info, as for CTX201 and CTX202.")
 def agents_diverged_instruction(ws: Workspace):
     cmp = root_comparison(ws)
     if cmp is None:
@@ -425,11 +434,14 @@ def agents_diverged_instruction(ws: Workspace):
                     quote = _quote(" ".join(" ".join(fp.lines[k].split()) for k in range(v[0], v[1] + 1)))
                     here = [_NAMES[a] for a in sorted(lb - la, key=AGENTS.index)]
                     there = [_NAMES[a] for a in sorted(la - lb, key=AGENTS.index)]
+                    # a copy under a template directory ships into other projects: as CTX201/CTX202 say there
+                    shipped = ws.config.in_template_dir(ws.rel(q)) or ws.config.in_template_dir(ws.rel(p))
                     yield Finding(
-                        "CTX806", "warning", q, Span(u[0], u[2], u[1], len(fq.lines[u[1]])),
+                        "CTX806", "info" if shipped else "warning", q, Span(u[0], u[2], u[1], len(fq.lines[u[1]])),
                         f"Diverged from \"{quote}\" in {ws_rel(ws, p)}: {', '.join(here)} "
                         f"follow{'s' if len(here) == 1 else ''} this version, {', '.join(there)} the other; "
-                        f"keep them the same",
+                        + ("one copy is in a template directory, which ships into other projects: check the "
+                           "difference is meant" if shipped else "keep them the same"),
                         related=[Related(p, Span(v[0], v[2], v[1], len(fp.lines[v[1]])), "the other version")],
                         data={"similarity": round(similarity(u[4], v[4]), 3)})
                     break

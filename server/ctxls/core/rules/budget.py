@@ -129,15 +129,26 @@ def directory_over_budget(ws: Workspace):
       why="Claude Code warns about memory files over 40,000 characters (MAX_MEMORY_CHARACTER_COUNT); above 4 MiB "
           "they are skipped entirely.",
       example="A CLAUDE.md that pasted a whole API reference: 55,000 characters.",
-      fix="Split it: keep the rules that apply everywhere, move reference material into files read on demand.")
+      fix="Split it: keep the rules that apply everywhere, move reference material into files read on demand. Only "
+          "files Claude Code loads count (an AGENTS.md only when a CLAUDE.md links or imports it); a file that "
+          "loads at startup only in directories no one starts a session in (a skill's bundle, `.github/`, docs "
+          "folders) is info.")
 def large_file(ws: Workspace):
     limit = ws.config.large_file_chars
     for fi in ws.files(D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD):
         n = len(fi.text or "")
-        if n > limit:
-            yield Finding("CTX103", "warning", fi.path, Span.line(0, fi.lines[0]),
-                          f"{n:,} characters is over Claude Code's {limit:,}-character large-file threshold: "
-                          f"split it and move reference material into files read on demand")
+        if n <= limit:
+            continue
+        mask = ws.loads_in.get(ws.fs.realpath(fi.path), 0)
+        if fi.kind == D.AGENTS_MD and not mask:
+            continue  # an AGENTS.md Claude Code never loads (no CLAUDE.md links or imports it): not its threshold
+        severity, where = "warning", ""
+        if mask and not mask & ws.start_mask:
+            # a skill's AGENTS.md "with all rules expanded", read on demand; a CLAUDE.md under docs/
+            severity, where = "info", " (it loads at startup only where no one starts a session: mostly read on demand)"
+        yield Finding("CTX103", severity, fi.path, Span.line(0, fi.lines[0]),
+                      f"{n:,} characters is over Claude Code's {limit:,}-character large-file threshold{where}: "
+                      f"split it and move reference material into files read on demand")
 
 
 @rule("CTX104", "too-many-lines", "budget", "info",

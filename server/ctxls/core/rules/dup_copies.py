@@ -8,6 +8,10 @@ another, and the lead-in of a section that a template repeats in each file.
 - **Layout lines.** `- `agent.py` - Main agent definition` in two directories' files describes two files of
   one name (each relative to its own directory): info.
 - **Variants.** CTX202 between two such variants is info: their versions are meant to differ.
+- **One file, two sections.** The same line under two headings of one file ("- `llm` (optional): ..." under
+  `#### Agent Definition` and `#### Crew Agent Definition`; "Thin presentation layer ONLY" under each package)
+  states a fact of each section's subject, and the author sees both: info. A repeat within one section, and
+  every repeat across files (the copies that drift apart), stay warnings.
 - **Lists' lead-ins and lines that point back.** "When reviewing pull requests:" under `### API files` and
   again under `### NuGet feeds`, each followed by its own list, says nothing without its list; "Such tests are not
   run by the regular workflow" under `## Quarantined tests` and `## Outerloop tests` means other tests in each.
@@ -114,6 +118,7 @@ _ITEM_MARK = re.compile(r"^\s*(?:>\s*)?(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*|__)?")
 # A line whose subject points back at what its section is about ("Such tests ...", "These files ...").
 _POINTS_BACK = re.compile(r"(?:such|these|those|this|they|them|it|the\s+same|both)\b", re.IGNORECASE)
 _CODE_SPAN = re.compile(r"`([^`]+)`")
+_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+")
 # Sections that repeat by design: a summary of the file, or a numbered step of a procedure read as a whole.
 _SUMMARY = re.compile(r"\b(?:summary|recap|tl;?\s?dr|cheat\s*-?sheet|at\s+a\s+glance|quick\s+(?:reference|start|summary))\b",
                       re.IGNORECASE)
@@ -129,24 +134,44 @@ class _Facts:
     """What CTX201's second look needs of each line of one version of a file, worked out on first use: a file
     changed by an edit is read again, the others keep theirs (and so their findings' verdicts, see `regroup`)."""
 
-    __slots__ = ("lines", "_heading", "_restates", "_memo")
+    __slots__ = ("lines", "_heading", "_restates", "_context", "_memo")
 
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
         self._heading: list[int] | None = None
         self._restates: list[str | None] | None = None
+        self._context: list[tuple] | None = None
         self._memo: dict[tuple[str, int], object] = {}
 
     def _scan(self) -> None:
-        """One pass: the nearest heading above each line, and the section each line restates in, if any."""
-        heading, restates = [], []
+        """One pass: the nearest heading above each line, the section each line restates in, if any, and each
+        line's context (the headings above it and the list items it is nested under)."""
+        heading, restates, context = [], [], []
         h, where = -1, None
+        heads: list[tuple[int, str]] = []
+        items: list[tuple[int, str]] = []
         for k, line in enumerate(self.lines):
             heading.append(h)
             restates.append(where)
+            item = _ITEM.match(line)
+            if item:
+                indent = len(item.group(1).expandtabs(4))
+                while items and items[-1][0] >= indent:
+                    items.pop()
+                context.append((tuple(heads), tuple(t for _, t in items)))
+                items.append((indent, line.strip()))
+            else:
+                if line.strip() and not line[:1].isspace():
+                    items.clear()
+                context.append((tuple(heads), tuple(t for _, t in items)))
             m = _HEADING.match(line)
             if m:
                 h = k
+                level = len(line.lstrip()) - len(line.lstrip().lstrip("#"))
+                while heads and heads[-1][0] >= level:
+                    heads.pop()
+                heads.append((level, _title(m.group(1))))
+                items.clear()
                 title = m.group(1).strip()
                 where = (f"the summary '{title[:60]}'" if _SUMMARY.search(title) else
                          f"the procedure step '{title[:60]}'" if _STEP_HEADING.match(title) else None)
@@ -154,7 +179,14 @@ class _Facts:
                 t = line.strip()
                 if t and not _LIST_START.match(line) and t.rstrip("*_ ").endswith(":") and _SUMMARY.search(t):
                     where = f"a summary ('{t[:60]}')"
-        self._heading, self._restates = heading, restates
+        self._heading, self._restates, self._context = heading, restates, context
+
+    def context(self, i: int) -> tuple:
+        """The headings above line ``i`` (outermost first, with their levels) and the first lines of the list
+        items it is nested under."""
+        if self._context is None:
+            self._scan()
+        return self._context[i] if 0 <= i < len(self.lines) else ((), ())
 
     def about(self, i: int) -> tuple:
         """What `_judge` reads of line ``i`` as the copy another finding repeats (compared when this file changed
@@ -261,6 +293,11 @@ def _judge(f: Finding, a: _Facts, b: _Facts) -> Finding | None:
                             f"different headings: the same words about different things",
                          "both copies start with a word that points back (such, these, it, ...) and sit under "
                          "headings of different titles")
+    if a is b and a.context(i) != b.context(j):
+        return _info(f, f"{head}; both copies are in this file, in different sections: each section may say it "
+                        f"for its own subject; delete this copy if it says the same thing twice",
+                     "a copy in the same file under other headings or list items: the author sees both, and each "
+                     "section (one model's fields, one package's rules) may state it for itself", keep_fixes=True)
     opened = a.section_opened(i)
     if opened is not None and b.section_opened(j) == opened:
         return _info(f, f"{head}; both copies open a section of the same title: the wording a template gives that "
@@ -269,8 +306,8 @@ def _judge(f: Finding, a: _Facts, b: _Facts) -> Finding | None:
     return f
 
 
-def _info(f: Finding, message: str, explain: str) -> Finding:
-    return dataclasses.replace(f, severity="info", fixes=[], message=message,
+def _info(f: Finding, message: str, explain: str, keep_fixes: bool = False) -> Finding:
+    return dataclasses.replace(f, severity="info", fixes=f.fixes if keep_fixes else [], message=message,
                                data={**(f.data or {}), "explain": [explain]})
 
 

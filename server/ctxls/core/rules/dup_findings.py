@@ -153,7 +153,7 @@ def diverged_finding(ws: Workspace, files: list[File], m: Match, memo: dict | No
     msg = (f"Diverged from \"{other[0]}\" ({place_of(ws, files, u, v)}), both load in "
            f"{plural(n, 'session')}; {age}: keep one up-to-date version")
     severity = "warning"
-    if f is not g and ws.config.in_template_dir(rel(ws, f)):
+    if ws.config.in_template_dir(rel(ws, f)):  # (two versions in one template file too: it is shipped as it is)
         severity, fixes = "info", []
         msg = (f"Differs from \"{other[0]}\" ({place_of(ws, files, u, v)}); this file is in a template directory "
                f"([check] template_dirs) and ships into other projects: check the template is meant to differ")

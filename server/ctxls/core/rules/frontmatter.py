@@ -20,7 +20,7 @@ from .. import profiles
 from ..skills import command_name
 from . import rule
 from .sources import (COMMAND_IGNORED, KEY_LINE_RE, MEMORY_FIELDS, RULE_FIELDS, SKILL_FIELDS, key_span, kind_word,
-                      read_frontmatter, sources)
+                      read_frontmatter, sources, vendored)
 
 # Frontmatter of other agents that people copy into Claude Code rules: the profiles' own fields (Cursor's
 # `globs`/`alwaysApply`, Copilot's `applyTo`/`excludeAgent`; core/profiles), plus Windsurf's `trigger`, an agent
@@ -235,7 +235,8 @@ def _unclosed(fi: FileInfo) -> Finding | None:
       fix="Rename the field to the one the agent reads, delete it, or move custom data under `metadata:`. The "
           "quick fix renames misspelt fields; --fix applies it only when case or `_`/`-` alone differ and the field "
           "grants no permissions (`argument_hint` -> `argument-hint`); `allowed_tools` -> `allowed-tools` and "
-          "`globs` -> `paths` change what the agent may do or load, so they are offered, not applied.")
+          "`globs` -> `paths` change what the agent may do or load, so they are offered, not applied. A field of a vendored skill (pinned upstream by its frontmatter's `metadata` or a skills lock file) is "
+          "info: change it upstream, an edit here is lost on the next update.")
 def frontmatter_unknown_field(ws: Workspace):
     for fi in sources(ws, D.RULE, D.SKILL, D.COMMAND, D.MEMORY_INDEX, D.MEMORY_TOPIC, D.CLAUDE_MD, D.CLAUDE_LOCAL_MD):
         fm = read_frontmatter(fi)
@@ -273,6 +274,9 @@ def frontmatter_unknown_field(ws: Workspace):
                 safe = _norm(key) == _norm(rename) and rename not in _PERMISSION_FIELDS
                 fixes.append(Fix(f"Rename `{key}` to `{rename}`", (Edit(fi.path, Span(line, 0, line, len(key)), rename),),
                                  safe=safe))
+            if severity == "warning" and fi.kind == D.SKILL and (upstream := vendored(ws, fi)) is not None:
+                severity, fixes = "info", []
+                msg += f" (a vendored skill: {upstream}; change it upstream, an edit here is lost on update)"
             yield Finding("CTX502", severity, fi.path, key_span(fi, line, key), msg, fixes=fixes)
 
 

@@ -174,6 +174,8 @@ def path_shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
         return None
     if _PLACEHOLDER_NAME.search(last):
         return None  # NNNN-title.md, xxx.py, YYYY-MM-DD.md
+    if last.isdigit() and len(real) > 1:
+        return None  # `mvcc/insert-heavy/2000`: a benchmark id, an issue number, not a file
     m = EXT.match(last)
     ext = m.group(2).lower() if m else None
     stem = m.group(1) if m else last

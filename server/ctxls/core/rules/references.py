@@ -170,14 +170,18 @@ class _Names:
           "list item and the headings above): a counter-example (`not x`, `❌`, \"(doesn't exist)\"), an example "
           "(`✅`, e.g., such as, followed by e.g., a cell of a table whose header says Bad / Good), the object of a "
           "creating or writing verb (create, generate, write to, output to, save to, \"is generated\", under a "
-          "\"Generated ...\" item, an imperative \"Write `x`\"), a path a command on its line removes (`rm -rf x/`), "
+          "\"Generated ...\" item, an imperative \"Write `x`\", install to, the built frontend in `x/`, a gitignored build output "
+          "(`/static/*` ignores what goes into `static/`), \"`x.json` schema\"), a path a command on its line "
+          "removes (`rm -rf x/`), "
           "a path built from a name the text makes up (\"Imagine we're implementing a new `commit3` command\"), a "
           "directory named as where things are put (capture, record, add ... in "
           "`docs/x/`), a renamed-away path, a conditional one (if it exists), a file of another repository (`x` "
           "in `owner/repo`, owned by the X repo, or under a path that any instruction file says is another "
           "repository's: \"`site/web` is owned by the Website repo\") "
           "and file-name suffixes (`.spec.ts`), naming conventions (`kebab-case.test.ts`), placeholder segments "
-          "(`TEST_SUITE_NAME`, `ComponentName`), branches (`release/3.x`) and scoped packages are not. Paths are "
+          "(`TEST_SUITE_NAME`, `ComponentName`), ids with a number for a last segment (`mvcc/insert-heavy/2000`), "
+          "paths in a repository named by a link (`live in [acme/x](https://...)`), agents' own directories "
+          "(`.kiro/`, `.roo/`: info), branches (`release/3.x`) and scoped packages are not. Paths are "
           "resolved from the file's directory and its ancestors, from the real directory of a file reached through "
           "a symlink, as the tail of an existing path, as a name plus an extension and, for `x.js` (`.jsx`, `.mjs`, "
           "`.cjs`), as the TypeScript source TypeScript's imports name that way (`x.ts`); files the instruction "
@@ -605,14 +609,14 @@ class _Checker:
                                             False) == "exists":
             return "exists"  # `helpers.js` for helpers.ts: TypeScript's ESM imports name the emitted file
         if self._ignore is not None:
-            for b in (bases[0], bases[-1]) if len(bases) > 1 else bases:
-                if b.rel is None:
-                    continue
+            # (the file's directory and the root: a symlinked file's real-directory bases come after the root)
+            for b in [b for b in bases if b.rel is not None and (b is bases[0] or b.rel == "")]:
                 rel = posixpath.normpath(posixpath.join(b.rel, clean)) if b.rel else posixpath.normpath(clean)
                 if rel.startswith(".."):
                     continue
-                if self._ignore.match_file(rel) or self._ignore.match_file(rel + "/"):
-                    return "ignored"
+                if self._ignore.match_file(rel) or self._ignore.match_file(rel + "/") or \
+                        (path.endswith("/") and self._ignore.match_file(rel + "/x")):
+                    return "ignored"  # (`/static/*` ignores what a build puts in `static/`)
         return "missing"
 
     # -- reporting ----------------------------------------------------------------------------------------
@@ -723,7 +727,8 @@ _TOOL_LOCATIONS = frozenset("""
     .cursorrules .github/instructions .github/prompts .github/copilot-instructions.md .github/chatmodes
     .windsurf/rules .windsurfrules .vscode/settings.json .vscode/mcp.json .gemini/settings.json .codex/config.toml
     .clinerules AGENTS.override.md""".split())
-_TOOL_LOCATION_DIRS = (".continue/", ".cursor/", ".windsurf/", ".gemini/", ".codex/", ".aider")
+_TOOL_LOCATION_DIRS = (".continue/", ".cursor/", ".windsurf/", ".gemini/", ".codex/", ".aider", ".kiro/", ".roo/",
+                       ".clinerules/", ".amazonq/", ".junie/", ".opencode/")
 
 
 # File names found in many directories: one elsewhere is no evidence that a missing path moved there.

@@ -18,7 +18,7 @@ from ..markdown import code_spans, first_paragraph, structure
 from ..skills import truthy
 from . import rule
 from .sources import (FM, NAME_RE, PORTABLE_DESC_MAX, PORTABLE_NAME_MAX, claude_base, read_frontmatter,
-                      skill_dir_name, sources, value_span, walk_dir)
+                      skill_dir_name, sources, value_span, vendored, walk_dir)
 
 _RESERVED = ("anthropic", "claude")
 
@@ -192,7 +192,9 @@ SKILL_MARGIN = 1.1
       fix="Move reference material (tables, long examples, per-case detail) into files such as "
           "`references/<topic>.md` next to SKILL.md and link them from the body with a line that says when to "
           "read each. Limits: `skill_max_lines` and `skill_max_tokens` in the [check] settings. At most 10% over "
-          "either is info: a few lines over the guidance is no reason to split a skill.")
+          "either is info: a few lines over the guidance is no reason to split a skill. So is a vendored skill (its "
+          "frontmatter's `metadata` pins it to an upstream repository, or a skills lock file at the root, "
+          "`skills-lock.json` or `agents.toml`, names it): its length is upstream's to change.")
 def skill_body_too_long(ws: Workspace):
     max_lines = ws.config.skill_max_lines
     max_tokens = ws.config.skill_max_tokens
@@ -217,17 +219,21 @@ def skill_body_too_long(ws: Workspace):
         # A few percent over Anthropic's guidance is no reason to split a skill: info up to SKILL_MARGIN over.
         severity = "warning" if len(lines) > max_lines * SKILL_MARGIN or tokens > max_tokens * SKILL_MARGIN \
             else "info"
+        upstream = vendored(ws, fi)
+        tail = ""
+        if upstream is not None:
+            severity, tail = "info", f" (a vendored skill: {upstream}; its length is upstream's to change)"
         if len(lines) > max_lines:
             line = offset + max_lines
             yield Finding("CTX505", severity, fi.path, Span.line(line, fi.lines[line].rstrip("\r")),
                           f"SKILL.md body is {len(lines):,} lines ({tokens:,} tokens), over {max_lines:,} from this "
                           f"line on; move reference material into bundled files (e.g. references/) linked from "
-                          f"the body")
+                          f"the body{tail}")
         elif tokens > max_tokens:
             line = _token_cut_line(ws, fi, offset, max_tokens)
             yield Finding("CTX505", severity, fi.path, Span.line(line, fi.lines[line].rstrip("\r")),
                           f"SKILL.md body is {tokens:,} tokens, over {max_tokens:,} from about this line on; move "
-                          f"reference material into bundled files (e.g. references/) linked from the body")
+                          f"reference material into bundled files (e.g. references/) linked from the body{tail}")
 
 
 def _token_cut_line(ws: Workspace, fi: FileInfo, offset: int, budget: int) -> int:
@@ -244,6 +250,8 @@ def _token_cut_line(ws: Workspace, fi: FileInfo, offset: int, budget: int) -> in
 
 
 # ============================================================================================ CTX506
+_CD_RE = re.compile(r"^\s*(?:\$\s+)?cd\s+([\w./-]+)\s*(?:&&|;|$)")
+_OTHER_SKILL_RE = re.compile(r"\bin\s+the\s+`?([a-z0-9][\w-]*)`?\s+skill\b|`?([a-z0-9][\w-]*)`?\s+skill's\b")
 _BUNDLE_DIRS = ("scripts", "references", "reference", "assets", "templates")
 _SKILL_DIR_VAR = r"\$\{?CLAUDE_SKILL_DIR\}?/"
 _SKILL_DIR_VAR_RE = re.compile("^" + _SKILL_DIR_VAR)
@@ -274,7 +282,10 @@ _OUTPUT_ARG_RE = re.compile(r"(?:>>?|\s-o|--out(?:put)?(?:=|\s))\s*[\"']?$")
           "`${CLAUDE_SKILL_DIR}/...`) and as bare `scripts/x.py`-style paths; a path that exists relative to the "
           "project instead is not reported. A link that climbs out of the skill (`../../Cargo.toml`) is resolved "
           "from the skill directory, as the model resolves it; when one `../` more or less finds the file, a quick "
-          "fix (not applied by --fix) says so.")
+          "fix (not applied by --fix) says so. Also resolved: a path the line says is another skill's "
+          "(\"`references/x.md` in the `frontend` skill\"), and a command after a `cd DIR` in the same code "
+          "block, from DIR; a path that the project has at a longer path (`scripts/x.sh` at `packages/y/scripts/"
+          "x.sh`: written from the package) is info.")
 def skill_missing_bundled_file(ws: Workspace):
     for fi in sources(ws, D.SKILL):
         if not _may_hold_refs(fi.text or "", False):
@@ -295,10 +306,20 @@ def skill_missing_bundled_file(ws: Workspace):
         reported: set[tuple[int, str]] = set()
         listing = None
         code_lines = st.code_lines
+        cd: list[Path] = []  # where a `cd DIR` earlier in the same code block moved the commands that follow
         for i, raw in enumerate(body):
             in_code = i in code_lines
+            if not in_code:
+                cd = []
+            else:
+                m = _CD_RE.match(raw)
+                if m:
+                    cd = [b / m.group(1) for b in (ws.root, skill_dir)]
             if not _may_hold_refs(raw, in_code) or i in st.comment_lines:
                 continue
+            # "`references/test-ids.md` in the `phoenix-frontend` skill": another skill's file
+            other = [skill_dir.parent / n for m in _OTHER_SKILL_RE.finditer(raw) for n in m.groups()
+                     if n and n != skill_dir.name]
             line_no = i + offset
             if not in_code and _CREATES_RE.search(raw.lower()):
                 continue  # "write the report to `assets/report.md`": the file need not exist yet
@@ -319,7 +340,7 @@ def skill_missing_bundled_file(ws: Workspace):
                     continue
                 if (line_no, rel) in reported:
                     continue
-                if any(ws.exists(b / rel) for b in (bases[:2] if skill_only else bases)):
+                if any(ws.exists(b / rel) for b in (bases[:2] if skill_only else bases + cd + other)):
                     continue
                 reported.add((line_no, rel))
                 if listing is None:
@@ -340,7 +361,13 @@ def skill_missing_bundled_file(ws: Workspace):
                 command = in_code or _in_command_span(raw, col)
                 unsure = command and not skill_only and not cands and \
                     not any(os.path.isdir(b / top) for b in own_dirs)
-                why = (f"a command names `{top}/`, which this skill does not bundle at all: it may run from another "
+                elsewhere = [] if skill_only or cands or "/" not in rel else _tails(ws, rel)
+                if elsewhere:
+                    # `scripts/check-upstream.sh` in a skill about packages/phoenix-sqlean, where it is: the path is
+                    # written from that package, not from the skill
+                    unsure, hint = True, f" (the project has it at {elsewhere[0]}: name it from the root)"
+                why = (f"the project has a file at {elsewhere[0]}, which ends with the path" if elsewhere else
+                       f"a command names `{top}/`, which this skill does not bundle at all: it may run from another "
                        f"directory" if unsure else f"looked for it in {ws.rel(skill_dir)}/"
                        + (f", {ws.rel(real_dir)}/ (the real directory)" if real_dir != skill_dir else "")
                        + (", the project" if not skill_only else ""))
@@ -470,3 +497,7 @@ def _link_target(raw: str, written: str) -> str | None:
     return unquote(written)
 
 
+def _tails(ws: Workspace, rel: str) -> list[str]:
+    """The workspace's files whose path ends with ``rel`` (posix, at a `/`), from the scan's tree."""
+    tail = "/" + rel.replace(os.sep, "/")
+    return [f for f in ws.index.rel_files if f.endswith(tail)][:3]

@@ -151,3 +151,31 @@ def skill_dir_name(fi: FileInfo) -> str:
     return fi.path.parent.name
 
 
+# Frontmatter of a skill copied from another repository (`metadata: {github-repo: ..., github-tree-sha: ...}`).
+_UPSTREAM_KEYS = frozenset({"github-repo", "github-tree-sha", "source-repo", "upstream", "source"})
+# Lock files of skill installers, which pin a skill to an upstream source by name.
+_SKILL_LOCKS = ("skills-lock.json", "agents.toml", "skills.lock", ".skills-lock.json")
+
+
+def vendored(ws: Workspace, fi: FileInfo) -> str | None:
+    """Where a skill is pinned from, when it is a copy of another repository's (its frontmatter's upstream metadata,
+    or a skills lock file at the root naming it), else None: its text is upstream's, and edits here are lost on
+    the next update."""
+    fm = read_frontmatter(fi)
+    meta = fm.data.get("metadata") if fm is not None and isinstance(fm.data, dict) else None
+    if isinstance(meta, dict) and _UPSTREAM_KEYS.intersection(meta):
+        repo = meta.get("github-repo") or meta.get("source-repo") or meta.get("upstream") or meta.get("source")
+        return f"its frontmatter pins it to {repo}" if isinstance(repo, str) else "its frontmatter pins it upstream"
+    locks = ws.fs.memo.get(("skill-locks", ws.root))
+    if locks is None:
+        locks = {}
+        for name in _SKILL_LOCKS:
+            src = ws.fs.read(ws.root / name)
+            if src.ok and src.text:
+                locks[name] = src.text
+        ws.fs.memo[("skill-locks", ws.root)] = locks
+    name = skill_dir_name(fi)
+    for lock, text in locks.items():
+        if re.search(r"[\"'/\[]" + re.escape(name) + r"[\"'/\]]", text):
+            return f"{lock} pins it to an upstream source"
+    return None
