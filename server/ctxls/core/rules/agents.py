@@ -19,7 +19,7 @@ from ..profiles import AGENTS
 from ..profiles import codex as C
 from ..profiles.common import LooseFrontmatter, agent_files_in, glob_matches, loose_frontmatter, targeted_agents
 from ..profiles.copilot import apply_to
-from ..profiles.cursor import MANUAL, classify
+from ..profiles.cursor import AUTO, MANUAL, classify
 from . import rule
 from .dup_disagree import versions_disagree
 from .duplication import file_units, normalise, similarity
@@ -271,7 +271,8 @@ def cursor_frontmatter(ws: Workspace):
                          (Edit(p, span, f"globs: {', '.join(items)}"),))] if items else []
             yield Finding("CTX803", "warning", p, Span(line, 0, line, len(lines[line])),
                           f"globs is a YAML list, but Cursor reads one comma-separated string: it sees {read}, "
-                          f"so the rule is {kind}", fixes=fixes)
+                          f"which matches no file, so the rule never attaches to the files it names"
+                          + (f" (Cursor treats it as {kind})" if kind != AUTO else ""), fixes=fixes)
         elif kind == MANUAL and (aa is None or not aa.quoted):
             yield Finding("CTX803", "warning", p, _first_line(ws, p) if fm.end_line == 0 else Span.line(0, lines[0]),
                           "No alwaysApply: true, globs or description: Cursor treats this rule as Manual, so it "
