@@ -124,11 +124,13 @@ _OTHER_REPO = re.compile(
     r"(?:owned\s+by|lives?\s+in|in|from)\s+the\s+[*_`]*(?!same\b|root\b|main\b|this\b|repo\b)[\w.-]+[*_`]*\s+repo(?:sitory)?\b|"
     r"(?:another|other|separate|sibling|external|upstream|downstream)\s+repo(?:sitor(?:y|ies))?\b|"
     r"\b(?!this\b|the\b|our\b|same\b|each\b)[\w-]+\s+repo(?:sitory)?'s\b|"
-    r"`[A-Za-z0-9_-]+/[A-Za-z0-9_-]+`[^.;]{0,80}\brepo(?:sitory)?\b|\brepo(?:sitory)?\b[^.;]{0,40}`[A-Za-z0-9_-]+/[A-Za-z0-9_-]+`|"
+    r"\brepo(?:sitory)?\b[^.;]{0,40}`[A-Za-z0-9_-]+/[A-Za-z0-9_-]+`|"
     r"(?:product|contributing|consumer|downstream|application|app)\s+repo(?:sitor(?:y|ies))?\b|"
     r"\bat\s+(?:the|a|its)\s+pinned\s+(?:sha|commit|ref|tag|version)\b|"
     r"\b(?:live|lives|living|are|is|kept|found)\s+in\s+\[`?[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+`?\]\(https?://)",
     re.IGNORECASE)
+# "imported from the former `cloudflare/workerd-cxx` repository": the span is the repository's name.
+_REPO_NAMED = re.compile(r"^`?\s*(?:repo(?:sitory)?|fork)\b", re.IGNORECASE)
 # "`docs/x.md` in `acme/tools`": the clause after the mention names where it is; the caller checks that
 # `acme/tools` is not a path of the workspace (then it is a repository).
 IN_OTHER_PLACE = re.compile(r"^`?\s+in\s+`([A-Za-z0-9_-]+)/([A-Za-z0-9_.-]+)`")
@@ -391,6 +393,8 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
     if "." not in line[col:end].rsplit("/", 1)[-1] and _MODULE_FROM.search(before):
         return Purpose(EXTERNAL, "an import's module specifier (use `x` from `pkg/sub`)")
     # 6. another repository
+    if _REPO_NAMED.match(after) and line[col:end].count("/") == 1:
+        return Purpose(EXTERNAL, "the name of a repository (`owner/name` repository)")
     if _OTHER_REPO.search(line):
         return Purpose(EXTERNAL, "the line names another repository")
     return Purpose(CLAIM, "named as a file of this workspace")

@@ -21,7 +21,7 @@ from ..profiles.common import LooseFrontmatter, agent_files_in, glob_matches, lo
 from ..profiles.copilot import apply_to
 from ..profiles.cursor import AUTO, MANUAL, classify
 from . import rule
-from .dup_disagree import versions_disagree
+from .dup_disagree import HARD, disagreement
 from .duplication import file_units, normalise, similarity
 
 _NAMES = M.AGENT_NAMES
@@ -375,7 +375,7 @@ def copilot_frontmatter_in_claude_file(ws: Workspace):
 
 
 def _span_names(fp, v, fq, u):
-    """What `versions_disagree` asks for: the normalised words of both versions' code spans, when it asks."""
+    """What `disagreement` asks for: the normalised words of both versions' code spans, when it asks."""
     def names() -> set[str]:
         out: set[str] = set()
         for fi, row in ((fp, v), (fq, u)):
@@ -396,7 +396,8 @@ def _span_names(fp, v, fq, u):
               "- Run `make check` before every commit.\n```",
       fix="Decide which version is right and make the other the same, or keep the instruction in one file every "
           "agent reads (Claude Code can `@AGENTS.md` it). A version in a template directory (`[check] "
-          "template_dirs`) ships into other projects: info, as for CTX201 and CTX202.")
+          "template_dirs`) ships into other projects: info, as for CTX201 and CTX202; so are versions that differ "
+          "in prose words only (CTX202's confidence).")
 def agents_diverged_instruction(ws: Workspace):
     cmp = root_comparison(ws)
     if cmp is None:
@@ -426,7 +427,8 @@ def agents_diverged_instruction(ws: Workspace):
                 for v in ua:
                     if u[3] == v[3] or similarity(u[4], v[4]) < threshold:
                         continue
-                    if not versions_disagree(u[3], u[4], v[3], v[4], _span_names(fp, v, fq, u)):
+                    kind = disagreement(u[3], u[4], v[3], v[4], _span_names(fp, v, fq, u))
+                    if kind is None:
                         continue  # a paraphrase or an elaboration (CTX202's test): the agents follow one rule
                     key = (q, u[0])
                     if key in seen_real:
@@ -437,12 +439,17 @@ def agents_diverged_instruction(ws: Workspace):
                     there = [_NAMES[a] for a in sorted(la - lb, key=AGENTS.index)]
                     # a copy under a template directory ships into other projects: as CTX201/CTX202 say there
                     shipped = ws.config.in_template_dir(ws.rel(q)) or ws.config.in_template_dir(ws.rel(p))
+                    # (as CTX202: versions that differ in a content word only are mostly two wordings of one rule)
+                    wording = kind not in HARD
                     yield Finding(
-                        "CTX806", "info" if shipped else "warning", q, Span(u[0], u[2], u[1], len(fq.lines[u[1]])),
+                        "CTX806", "info" if shipped or wording else "warning", q,
+                        Span(u[0], u[2], u[1], len(fq.lines[u[1]])),
                         f"Diverged from \"{quote}\" in {ws_rel(ws, p)}: {', '.join(here)} "
                         f"follow{'s' if len(here) == 1 else ''} this version, {', '.join(there)} the other; "
                         + ("one copy is in a template directory, which ships into other projects: check the "
-                           "difference is meant" if shipped else "keep them the same"),
+                           "difference is meant" if shipped else
+                           "the versions differ in wording only (no number, negation or strength changed): check "
+                           "they say the same thing" if wording else "keep them the same"),
                         related=[Related(p, Span(v[0], v[2], v[1], len(fp.lines[v[1]])), "the other version")],
                         data={"similarity": round(similarity(u[4], v[4]), 3)})
                     break

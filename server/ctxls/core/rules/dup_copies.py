@@ -150,6 +150,7 @@ class _Facts:
         h, where = -1, None
         heads: list[tuple[int, str]] = []
         items: list[tuple[int, str]] = []
+        label = ""  # a paragraph that labels what follows: `**For Hooks:**`, "For agent files (*.agent.md):"
         for k, line in enumerate(self.lines):
             heading.append(h)
             restates.append(where)
@@ -158,12 +159,15 @@ class _Facts:
                 indent = len(item.group(1).expandtabs(4))
                 while items and items[-1][0] >= indent:
                     items.pop()
-                context.append((tuple(heads), tuple(t for _, t in items)))
+                context.append((tuple(heads), label, tuple(t for _, t in items)))
                 items.append((indent, line.strip()))
             else:
-                if line.strip() and not line[:1].isspace():
+                t = line.strip()
+                if t and not line[:1].isspace():
                     items.clear()
-                context.append((tuple(heads), tuple(t for _, t in items)))
+                    if t.rstrip("*_ ").endswith(":") and not _HEADING.match(line):
+                        label = t
+                context.append((tuple(heads), label, tuple(t for _, t in items)))
             m = _HEADING.match(line)
             if m:
                 h = k
@@ -172,6 +176,7 @@ class _Facts:
                     heads.pop()
                 heads.append((level, _title(m.group(1))))
                 items.clear()
+                label = ""
                 title = m.group(1).strip()
                 where = (f"the summary '{title[:60]}'" if _SUMMARY.search(title) else
                          f"the procedure step '{title[:60]}'" if _STEP_HEADING.match(title) else None)
@@ -182,11 +187,11 @@ class _Facts:
         self._heading, self._restates, self._context = heading, restates, context
 
     def context(self, i: int) -> tuple:
-        """The headings above line ``i`` (outermost first, with their levels) and the first lines of the list
-        items it is nested under."""
+        """The headings above line ``i`` (outermost first, with their levels), the paragraph that labels its part
+        of the section (`**For Hooks:**`) and the first lines of the list items it is nested under."""
         if self._context is None:
             self._scan()
-        return self._context[i] if 0 <= i < len(self.lines) else ((), ())
+        return self._context[i] if 0 <= i < len(self.lines) else ((), "", ())
 
     def about(self, i: int) -> tuple:
         """What `_judge` reads of line ``i`` as the copy another finding repeats (compared when this file changed
@@ -318,6 +323,18 @@ def _variants(a: Path, b: Path) -> bool:
         return False
     return _VARIANT_SUFFIX.sub("", sa) in (sb, _VARIANT_SUFFIX.sub("", sb)) or \
         _VARIANT_SUFFIX.sub("", sb) == sa
+
+
+def wording_info(f: Finding) -> Finding:
+    """A CTX202 finding whose versions differ only in a content word (no number, negation or strength changed):
+    on real repositories that was two wordings of one rule, or parallel rules for two subjects (`#### Agent
+    Files` / `#### Instruction Files`), far more often than a stale copy: info."""
+    if f.severity != "warning":
+        return f
+    return _info(f, f"{f.message.split(';', 1)[0]}; the versions differ in wording only (no number, negation or "
+                    f"strength changed): check they say the same thing, or keep one",
+                 "the versions differ in a content word only: a rewording or a rule for another subject, seldom a "
+                 "stale copy", keep_fixes=True)
 
 
 def variant_info(f: Finding) -> Finding:

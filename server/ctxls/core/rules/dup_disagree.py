@@ -40,7 +40,7 @@ def _strengths(words: list[str]) -> set[str]:
     return {_STRENGTH[w] for w in words if w in _STRENGTH}
 
 
-def disagree(files: list[File], m: Match) -> bool:
+def disagree(files: list[File], m: Match) -> str | None:
     """Whether two near-duplicate units are two versions that disagree (CTX202 reports only those): see
     `versions_disagree`. The parallel items of one list or table (`Rule 3 for area 12` / `Rule 4 for area 12`)
     are never paired (dup_parallel)."""
@@ -55,11 +55,26 @@ def disagree(files: list[File], m: Match) -> bool:
                     out.update(normalise(sp))
         return out
 
-    return versions_disagree(u.key, u.words, v.key, v.words, names)
+    return disagreement(u.key, u.words, v.key, v.words, names)
+
+
+HARD = ("number", "negation", "strength", "value", "command", "grown", "unknown")
+"""The disagreements that make two versions contradict each other (CTX202 and CTX806 warn on these): a number,
+a negation, a modal strength, a setting's value (on / off), a name in a code span (a command, tool or path), or
+one copy that gained three words or more the other lacks (a list that grew in one place).
+A prose word that differs is, on real repositories, two wordings of one rule or two rules for two subjects: info."""
+_VALUES = frozenset("on off true false yes no enabled disabled enable disable allow deny allowed denied "
+                    "required optional sync async before after".split())
 
 
 def versions_disagree(key_a: str, words_a: frozenset, key_b: str, words_b: frozenset,
                       names: Callable[[], set[str]] = set) -> bool:
+    """Whether two versions disagree at all (see `disagreement`)."""
+    return disagreement(key_a, words_a, key_b, words_b, names) is not None
+
+
+def disagreement(key_a: str, words_a: frozenset, key_b: str, words_b: frozenset,
+                 names: Callable[[], set[str]] = set) -> str | None:
     """Whether two versions of one instruction (normalised text ``key``, content ``words``) disagree: a changed
     number (both name one), negation (how many: which word says it does not matter), modal strength (both have one: must and always are one strength), or
     content the other lacks. Not: a consistent paraphrase (the same content words in other function words, a
@@ -70,17 +85,23 @@ def versions_disagree(key_a: str, words_a: frozenset, key_b: str, words_b: froze
     nums_a = {w for w in wa if any(c.isdigit() for c in w)}
     nums_b = {w for w in wb if any(c.isdigit() for c in w)}
     if nums_a and nums_b and nums_a != nums_b:
-        return True
+        return "number"
     if sum(w in _NEGATIONS for w in wa) != sum(w in _NEGATIONS for w in wb):
-        return True  # one copy negates what the other does not ("No f-strings" and "Don't use f-strings" agree)
+        return "negation"  # one copy negates what the other does not ("No f-strings" and "Don't use f-strings" agree)
     mod_a, mod_b = _strengths(wa), _strengths(wb)
     if mod_a and mod_b and mod_a != mod_b:
-        return True  # MUST here, should there
+        return "strength"  # MUST here, should there
     extra = words_a ^ words_b
     if not extra:
-        return False  # the same content words: a paraphrase
+        return None  # the same content words: a paraphrase
     if _elaborates(set(wa), set(wb), words_a, words_b) or _elaborates(set(wb), set(wa), words_b, words_a):
-        return False  # one copy says a little more, nothing else: an elaboration, not a contradiction
+        return None  # one copy says a little more, nothing else: an elaboration, not a contradiction
     if len(extra) == 1 and (words_a <= words_b or words_b <= words_a) and extra <= names():
-        return False  # one copy spells a name of the other's code spans differently
-    return True
+        return None  # one copy spells a name of the other's code spans differently
+    if extra & _VALUES:
+        return "value"  # default to on / default to off
+    if (words_a <= words_b or words_b <= words_a) and len(extra) > ELABORATION_MAX:
+        return "grown"  # one copy gained three items or more: it was updated, the other was not
+    if extra & names():
+        return "command"  # `make check` here, `make test` there: a command, tool or path of a code span
+    return "content"

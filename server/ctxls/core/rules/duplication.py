@@ -36,7 +36,7 @@ from .. import model as M
 from ..workspace import Workspace, same_items
 from . import rule
 from .dup_analysis import Analysis
-from .dup_copies import regroup, variant_info
+from .dup_copies import regroup, variant_info, wording_info
 from .dup_disagree import disagree
 from .dup_units import STOP_WORDS, Source, content_words, extract_units, file_units, normalise, similarity
 
@@ -206,7 +206,11 @@ def duplicate_instruction(ws: Workspace):
           "into other projects on purpose: CTX201 and CTX202 say info there, without a delete fix. So is a "
           "version in two variants of one file (`guidelines.md` / `guidelines-py.md`): they are meant to differ. "
           "MUST and Always are one strength, and a copy that only adds a word or two (`stateless agent loop` / "
-          "`stateless loop`) elaborates the other: neither is a disagreement (CTX806 asks the same).",
+          "`stateless loop`) elaborates the other: neither is a disagreement (CTX806 asks the same). Confidence: a "
+          "warning when the versions contradict each other (a number, a negation count, a modal strength, an "
+          "on/off value, a name in a code span, or one copy that gained three words or more); info when they "
+          "differ in prose words only, which on 40 real repositories was a rewording or a rule for another "
+          "subject every time. Both versions in one file, in different sections, is the same case.",
       example="```markdown\n<!-- CLAUDE.md -->\n- Database migrations MUST be reversible.\n\n"
               "<!-- services/api/CLAUDE.md -->\n- Database migrations should be reversible.\n```",
       fix="Decide which version is right, update it, and delete the other copy (or keep it only where it "
@@ -226,9 +230,10 @@ def diverged_instruction(ws: Workspace):
         v = keep.get(id(f))
         if v is None or v[0] is not f:
             m = a.matches.get(uid)
-            v = keep[id(f)] = (f, m is None or disagree(a.files, m))
+            kind = "unknown" if m is None else disagree(a.files, m)
+            v = keep[id(f)] = (f, kind, wording_info(f) if kind == "content" else None)
         if v[1]:
-            got.append(variant_info(f))
+            got.append(variant_info(v[2] or f))
     if len(keep) > 4 * len(entries) + 1000:
         live = {id(f) for _, _, f in entries}
         for k in [k for k in keep if k not in live]:

@@ -426,6 +426,9 @@ class _Checker:
         if path.rstrip("/") in _TOOL_LOCATIONS or path.rstrip("/").startswith(_TOOL_LOCATION_DIRS):
             return "info", ("a location an agent or editor defines for its own configuration (it reads it there "
                             "when present): the text may say where to put one rather than that it exists")
+        if len(segs) > 1 and "." not in name and self._package(first, bases):
+            return "info", (f"`{first}` is a package of the workspace (its directory has a package.json): "
+                            f"`{path}` may be an import specifier of it (an `exports` entry), not a path")
         if peers:
             return "warning", f"other paths on the same line exist (`{peers[0]}`): the line describes this workspace"
         if template and not (len(segs) > 1 and self._first_dir_exists(first, bases[:1])):
@@ -433,9 +436,6 @@ class _Checker:
             # example's own tree, wrong in every copy: not demoted)
             return "info", ("the file lies in a template directory ([check] template_dirs): the paths it names are "
                             "those of the project it is copied into")
-        if len(segs) > 1 and "." not in name and self._package(first, bases):
-            return "info", (f"`{first}` is a package of the workspace (its directory has a package.json): "
-                            f"`{path}` may be an import specifier of it (an `exports` entry), not a path")
         if len(segs) > 1 and first not in self.names.dirs and not self._first_dir_exists(first, bases):
             # (on 27 real repositories every such path was another repository's, a package's or a sibling
             # checkout's: `../other-docs/x.mdx`, `nx/presets/npm.json`, `owner/.github/x.json`)
