@@ -325,6 +325,23 @@ def _variants(a: Path, b: Path) -> bool:
         _VARIANT_SUFFIX.sub("", sb) == sa
 
 
+_PROHIBITION = re.compile(r"\b(?:don'?\s?ts?|do\s+not|avoid|never|anti-?patterns?|prohibited|forbidden|must\s+not)\b",
+                         re.IGNORECASE)
+
+
+def negated_by_heading(ws: Workspace, f: Finding) -> bool:
+    """Whether exactly one of a CTX202 finding's two versions sits under a heading or label that negates what it
+    lists (`## Don't`, `**Avoid:**`): its plain wording then says the "not" of the other version."""
+    facts = _FactsOf(ws)
+    r = f.related[0]
+
+    def under(path: Path, i: int) -> bool:
+        heads, label, _ = facts(path).context(i)
+        return any(_PROHIBITION.search(t) for _, t in heads[-1:]) or bool(label and _PROHIBITION.search(label))
+
+    return under(f.path, f.span.start_line) != under(r.path, r.span.start_line)
+
+
 def wording_info(f: Finding) -> Finding:
     """A CTX202 finding whose versions differ only in a content word (no number, negation or strength changed):
     on real repositories that was two wordings of one rule, or parallel rules for two subjects (`#### Agent

@@ -36,7 +36,7 @@ from .. import model as M
 from ..workspace import Workspace, same_items
 from . import rule
 from .dup_analysis import Analysis
-from .dup_copies import regroup, variant_info, wording_info
+from .dup_copies import negated_by_heading, regroup, variant_info, wording_info
 from .dup_disagree import disagree
 from .dup_units import STOP_WORDS, Source, content_words, extract_units, file_units, normalise, similarity
 
@@ -210,7 +210,9 @@ def duplicate_instruction(ws: Workspace):
           "warning when the versions contradict each other (a number, a negation count, a modal strength, an "
           "on/off value, a name in a code span, or one copy that gained three words or more); info when they "
           "differ in prose words only, which on 40 real repositories was a rewording or a rule for another "
-          "subject every time. Both versions in one file, in different sections, is the same case.",
+          "subject every time. Both versions in one file, in different sections, is the same case. A negation "
+          "that only one version writes, when the other sits under a heading or label that negates what it lists "
+          "(`## Don't`, `**Avoid:**`), is no contradiction: info.",
       example="```markdown\n<!-- CLAUDE.md -->\n- Database migrations MUST be reversible.\n\n"
               "<!-- services/api/CLAUDE.md -->\n- Database migrations should be reversible.\n```",
       fix="Decide which version is right, update it, and delete the other copy (or keep it only where it "
@@ -231,6 +233,8 @@ def diverged_instruction(ws: Workspace):
         if v is None or v[0] is not f:
             m = a.matches.get(uid)
             kind = "unknown" if m is None else disagree(a.files, m)
+            if kind == "negation" and f.related and negated_by_heading(ws, f):
+                kind = "content"  # "Use dashes in group names" under `## Don't`: the heading says the "not"
             v = keep[id(f)] = (f, kind, wording_info(f) if kind == "content" else None)
         if v[1]:
             got.append(variant_info(v[2] or f))
