@@ -19,7 +19,7 @@ from ..profiles import AGENTS
 from ..profiles import codex as C
 from ..profiles.common import LooseFrontmatter, agent_files_in, glob_matches, loose_frontmatter, targeted_agents
 from ..profiles.copilot import apply_to
-from ..profiles.cursor import AUTO, MANUAL, classify
+from ..profiles.cursor import ALWAYS, AUTO, MANUAL, classify
 from . import rule
 from .dup_disagree import HARD, disagreement
 from .duplication import file_units, normalise, similarity
@@ -242,7 +242,8 @@ def _value_span(lines: list[str], line: int) -> Span:
           "Manual and applies only when someone types `@name`.",
       example="```markdown\n---\nalwaysApply: \"true\"\nglobs:\n  - src/**/*.ts\n---\n```",
       fix="Write `alwaysApply: true` without quotes and `globs: src/**/*.ts, tests/**/*.ts` on one line (both are "
-          "safe fixes); give a rule meant to apply by itself globs or a description.")
+          "safe fixes); give a rule meant to apply by itself globs or a description. A YAML-list `globs` on a rule "
+          "that always applies is info: the list changes nothing while `alwaysApply: true` stands.")
 def cursor_frontmatter(ws: Workspace):
     for p in _cursor_rules(ws):
         fi = ws.file(p)
@@ -269,7 +270,8 @@ def cursor_frontmatter(ws: Workspace):
             read = "an empty value (no globs)" if not g.raw else f"the text {g.raw}"
             fixes = [Fix("Write globs as one comma-separated string",
                          (Edit(p, span, f"globs: {', '.join(items)}"),))] if items else []
-            yield Finding("CTX803", "warning", p, Span(line, 0, line, len(lines[line])),
+            # (an Always rule loads whatever its globs say: the list changes nothing today)
+            yield Finding("CTX803", "info" if kind == ALWAYS else "warning", p, Span(line, 0, line, len(lines[line])),
                           f"globs is a YAML list, but Cursor reads one comma-separated string: it sees {read}, "
                           f"which matches no file, so the rule never attaches to the files it names"
                           + (f" (Cursor treats it as {kind})" if kind != AUTO else ""), fixes=fixes)

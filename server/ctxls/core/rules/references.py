@@ -180,6 +180,7 @@ class _Names:
           "repository's: \"`site/web` is owned by the Website repo\") "
           "and file-name suffixes (`.spec.ts`), naming conventions (`kebab-case.test.ts`), placeholder segments "
           "(`TEST_SUITE_NAME`, `ComponentName`), ids with a number for a last segment (`mvcc/insert-heavy/2000`), "
+          "sibling directories written as one word list (`common/node/vscode-node`, all three present), "
           "paths in a repository named by a link (`live in [acme/x](https://...)`), agents' own directories "
           "(`.kiro/`, `.roo/`: info), branches (`release/3.x`) and scoped packages are not. Paths are "
           "resolved from the file's directory and its ancestors, from the real directory of a file reached through "
@@ -429,6 +430,8 @@ class _Checker:
         if len(segs) > 1 and "." not in name and self._package(first, bases):
             return "info", (f"`{first}` is a package of the workspace (its directory has a package.json): "
                             f"`{path}` may be an import specifier of it (an `exports` entry), not a path")
+        if len(segs) > 2 and EXT.match(name) is None and self._siblings(segs):
+            return None, ""  # "in the appropriate directory (common/node/vscode-node)": three directories, one each
         if peers:
             return "warning", f"other paths on the same line exist (`{peers[0]}`): the line describes this workspace"
         if template and not (len(segs) > 1 and self._first_dir_exists(first, bases[:1])):
@@ -452,6 +455,13 @@ class _Checker:
                             "illustration rather than a file here")
         return "warning", ("named as a file of this workspace (a link, or a path whose first directory exists)"
                            if ref.kind == "link" or len(segs) > 1 else "named as a file of this workspace")
+
+    def _siblings(self, segs: list[str]) -> bool:
+        """Whether every segment of a slash-joined word list is a directory beside the others (in one parent):
+        `common/node/vscode-node` names three directories, not a path."""
+        dirset, named = self.names.dirset, self.names.dirs.get(segs[0], [])
+        parents = {""} | {d.rsplit("/", 1)[0] + "/" for d in named if "/" in d}
+        return any(all(parent + s in dirset for s in segs) for parent in parents)
 
     def _package(self, name: str, bases: list[_Base]) -> bool:
         """Whether ``name``, read from one of ``bases``, is a directory holding a package.json
