@@ -180,7 +180,7 @@ class _Names:
           "repository's: \"`site/web` is owned by the Website repo\") "
           "and file-name suffixes (`.spec.ts`), naming conventions (`kebab-case.test.ts`), placeholder segments "
           "(`TEST_SUITE_NAME`, `ComponentName`), ids with a number for a last segment (`mvcc/insert-heavy/2000`), "
-          "sibling directories written as one word list (`common/node/vscode-node`, all three present), "
+          "sibling directories written in prose as one word list (common/node/vscode-node, all three present), "
           "paths in a repository named by a link (`live in [acme/x](https://...)`), agents' own directories "
           "(`.kiro/`, `.roo/`: info), branches (`release/3.x`) and scoped packages are not. Paths are "
           "resolved from the file's directory and its ancestors, from the real directory of a file reached through "
@@ -430,8 +430,10 @@ class _Checker:
         if len(segs) > 1 and "." not in name and self._package(first, bases):
             return "info", (f"`{first}` is a package of the workspace (its directory has a package.json): "
                             f"`{path}` may be an import specifier of it (an `exports` entry), not a path")
-        if len(segs) > 2 and EXT.match(name) is None and self._siblings(segs):
-            return None, ""  # "in the appropriate directory (common/node/vscode-node)": three directories, one each
+        if ref.kind == "bare" and len(segs) > 2 and EXT.match(name) is None and self._siblings(segs):
+            # "in the appropriate directory (common/node/vscode-node)": three directories, one each (in prose only:
+            # `deps/cli/src` in a code span is a path even where deps/, cli/ and src/ all sit at the root)
+            return None, ""
         if peers:
             return "warning", f"other paths on the same line exist (`{peers[0]}`): the line describes this workspace"
         if template and not (len(segs) > 1 and self._first_dir_exists(first, bases[:1])):
