@@ -9,6 +9,7 @@ import pytest
 from ctxls.core import markdown as MD
 
 from ctxls.core.check import CheckConfig, Workspace, run_checks
+from ctxls.core.rules import path_index as PI
 from ctxls.core.rules.path_refs import extract as _extract, path_shape as _shape
 from ctxls.core.settings import Settings
 
@@ -198,7 +199,7 @@ def test_ancestor_bases_match_pathlib(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     for d in (root, root / "a", root / "a" / "b" / ".c", tmp_path / "elsewhere"):
         want = [root] if not str(d).startswith(str(root)) else [d, *[p for p in d.parents if root in (p, *p.parents)]]
-        got = R._ancestor_bases(str(d), str(root))
+        got = PI.ancestor_bases(str(d), str(root))
         assert [b.abs for b in got] == [str(p) for p in want]
         assert [b.rel for b in got] == ["" if p == root else p.relative_to(root).as_posix() for p in want]
 

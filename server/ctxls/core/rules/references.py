@@ -36,8 +36,6 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from bisect import bisect_left
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
@@ -49,7 +47,8 @@ from ..findings import Edit, Finding, Fix, Span
 from ..mentions import (CLAIM, CREATED, EXTERNAL, HISTORY, IN_OTHER_PLACE, OPTIONAL, FileContext, classify,
                         declared_external, example_section, imagined_names, is_subject)
 from . import rule
-from .path_refs import EXT, EXTRA_SKIP_DIRS, KNOWN_EXT, Ref, extract, import_cols, path_shape
+from .path_index import Base, Names, ancestor_bases, name_index, root_gitignore
+from .path_refs import EXT, KNOWN_EXT, Ref, extract, import_cols, path_shape
 
 _CODE_EXT = KNOWN_EXT - {"md", "mdx", "markdown", "txt", "rst", "adoc", "json", "jsonc", "yaml", "yml", "toml",
                           "ini", "cfg", "conf", "csv", "lock"}
@@ -91,13 +90,6 @@ def _context_more(line: str) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class _Base:
-    abs: str
-    rel: str | None
-    """Posix path relative to the workspace root ("" = the root); None for a base outside it (memory)."""
-
-
 # TypeScript sources that an import written with the emitted extension names (`./helpers.js` -> helpers.ts).
 _TS_SOURCE = {"js": "ts", "jsx": "tsx", "mjs": "mts", "cjs": "cts"}
 # "See `HOOKS.md` for the protocol", "Biome, configured in `biome.json`": the text sends the reader to the file.
@@ -124,40 +116,6 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
     return here[:2] if len(here) >= 2 and len(here) >= 2 * missing else []
 
 
-@dataclass
-class _Names:
-    """Workspace files and directories by name, for "did it move?" and informal-path checks."""
-
-    files: dict[str, list[str]] = field(default_factory=dict)
-    dirs: dict[str, list[str]] = field(default_factory=dict)
-    paths: set[str] = field(default_factory=set)
-    """Every file and directory, relative to the root."""
-    dirset: set[str] = field(default_factory=set)
-    _sorted: list[str] | None = None
-    _stems: dict[str, list[str]] = field(default_factory=dict)
-
-    def with_stem(self, stem: str) -> list[str]:
-        """The file names that are ``stem`` plus an extension (`format` -> [`format.css`, `format.ts`]): what an
-        extensionless import specifier or program name (`src/utils/format`) may name. (A bisection of the sorted
-        names: sorting costs less than splitting every name.)"""
-        got = self._stems.get(stem)
-        if got is None:
-            names = self._sorted
-            if names is None:
-                names = self._sorted = sorted(self.files)
-            prefix = stem + "."
-            got = self._stems[stem] = []
-            for i in range(bisect_left(names, prefix), len(names)):
-                n = names[i]
-                if not n.startswith(prefix):
-                    break
-                ext = n[len(prefix):]
-                if len(ext) <= 10 and ext.isalnum() and ext.isascii():  # as `EXT`
-                    got.append(n)
-        return got
-
-
-# ----------------------------------------------------------------------------------------------- rules
 @rule("CTX401", "stale-path", "references", "warning",
       summary="A path named in an instruction, rule or skill file does not exist in the workspace.",
       why="Instructions that point at files that moved or were deleted send the agent looking for them, or make "
@@ -276,11 +234,11 @@ class _Checker:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self.root = ws.root
-        self._names: _Names | None = None
-        self._ignore = _root_gitignore(ws)
+        self._names: Names | None = None
+        self._ignore = root_gitignore(ws)
         self._states: dict[tuple[str, str, bool], str] = {}
         self._root_str = str(ws.root)
-        self._ancestors: dict[str, list[_Base]] = {}
+        self._ancestors: dict[str, list[Base]] = {}
         self._hints: dict[tuple[str, str, bool, bool], tuple[list[str], str, str | None]] = {}
         self._external: dict[str, str] | None = None
 
@@ -316,10 +274,10 @@ class _Checker:
         return None
 
     @property
-    def names(self) -> _Names:
+    def names(self) -> Names:
         names = self._names
         if names is None:
-            names = self._names = _name_index(self.ws)
+            names = self._names = name_index(self.ws)
         return names
 
     def check_file(self, fi: FileInfo, memory: bool) -> Iterator[Finding]:
@@ -414,7 +372,7 @@ class _Checker:
                        "the root .gitignore"]
             yield self._finding(fi, ref, path, bases, memory, where, own, severity, explain)
 
-    def _confidence(self, ref: Ref, line: str, path: str, bases: list[_Base], memory: bool, template: bool,
+    def _confidence(self, ref: Ref, line: str, path: str, bases: list[Base], memory: bool, template: bool,
                     peers: list[str]) -> tuple[str | None, str]:
         """(severity or None to leave it out, why) of a missing path the text claims exists."""
         if memory:
@@ -465,7 +423,7 @@ class _Checker:
         parents = {""} | {d.rsplit("/", 1)[0] + "/" for d in named if "/" in d}
         return any(all(parent + s in dirset for s in segs) for parent in parents)
 
-    def _package(self, name: str, bases: list[_Base]) -> bool:
+    def _package(self, name: str, bases: list[Base]) -> bool:
         """Whether ``name``, read from one of ``bases``, is a directory holding a package.json
         (`create-payload-app/commands` in packages/create-payload-app/CLAUDE.md names the package's `./commands`
         export; the caller asks only for an extensionless last segment, as export subpaths are written)."""
@@ -474,18 +432,18 @@ class _Checker:
                    for b in bases)
 
     # -- which tokens are paths ------------------------------------------------------------------------
-    def _bases(self, fdir: Path, memory: bool) -> list[_Base]:
+    def _bases(self, fdir: Path, memory: bool) -> list[Base]:
         """Where a relative path may be anchored: the file's directory and its ancestors up to the root
         (memory files: the memory directory and the root)."""
         if memory:
-            return [_Base(str(fdir), None), _Base(self._root_str, "")]
+            return [Base(str(fdir), None), Base(self._root_str, "")]
         d = str(fdir)
         out = self._ancestors.get(d)
         if out is None:
-            out = self._ancestors[d] = _ancestor_bases(d, self._root_str)
+            out = self._ancestors[d] = ancestor_bases(d, self._root_str)
         return out
 
-    def _candidate(self, ref: Ref, bases: list[_Base], memory: bool, kind: str) -> str | None:
+    def _candidate(self, ref: Ref, bases: list[Base], memory: bool, kind: str) -> str | None:
         """The relative path ``ref`` names, or None when it is not (checkably) a path."""
         got = path_shape(ref.text, ref.kind)
         if got is None:
@@ -506,7 +464,7 @@ class _Checker:
             return None
         return ref.text
 
-    def _first_dir_exists(self, first: str, bases: list[_Base]) -> bool:
+    def _first_dir_exists(self, first: str, bases: list[Base]) -> bool:
         names = self.names
         for b in bases:
             if b.rel is None:
@@ -516,7 +474,7 @@ class _Checker:
                 return True
         return False
 
-    def _exists_at(self, b: _Base, path: str, probe: bool = False) -> bool | None:
+    def _exists_at(self, b: Base, path: str, probe: bool = False) -> bool | None:
         """True / False, or None when ``path`` from ``b`` leaves the area that can be checked. Inside the
         workspace the scan answers; ``probe`` asks the file system too (symlinked dirs, files created since)."""
         if b.rel is None:
@@ -549,7 +507,7 @@ class _Checker:
         return os.path.exists(os.path.join(self.ws.root, r))
 
     # -- does it exist -----------------------------------------------------------------------------------
-    def _resolve(self, path: str, bases: list[_Base], link: bool) -> str:
+    def _resolve(self, path: str, bases: list[Base], link: bool) -> str:
         """exists | missing | unverifiable (resolves outside the workspace) | ignored (gitignored).
         (`check_file` remembers the answer for the rest of the run.)"""
         clean = path.rstrip("/")
@@ -632,7 +590,7 @@ class _Checker:
         return "missing"
 
     # -- reporting ----------------------------------------------------------------------------------------
-    def _finding(self, fi: FileInfo, ref: Ref, path: str, bases: list[_Base], memory: bool, where: str,
+    def _finding(self, fi: FileInfo, ref: Ref, path: str, bases: list[Base], memory: bool, where: str,
                  own: str, severity: str = "warning", explain: list[str] | None = None) -> Finding:
         # What a missing path suggests depends on the path, the directory of the file that names it (``where``)
         # and whether it is a link: worked out once per directory and path.
@@ -654,7 +612,7 @@ class _Checker:
         msg = f"`{ref.text}` does not exist{hint}; point the reference at the right path or remove it"
         return Finding("CTX401", severity, fi.path, span, msg, fixes=fixes, data=data)
 
-    def _hint(self, fi: FileInfo, ref: Ref, path: str, bases: list[_Base], memory: bool
+    def _hint(self, fi: FileInfo, ref: Ref, path: str, bases: list[Base], memory: bool
               ) -> tuple[list[str], str, str | None]:
         """Where the missing ``path`` may have gone: (candidates, hint for the message, replacement text
         for a fix or None)."""
@@ -699,7 +657,7 @@ class _Checker:
                 hint = f" (there is now a directory `{split[0]}/`: was it split up?)"
         return cands, hint, new
 
-    def _split_into(self, path: str, parent: str, m, ext: str | None, bases: list[_Base]) -> str | None:
+    def _split_into(self, path: str, parent: str, m, ext: str | None, bases: list[Base]) -> str | None:
         """The directory `parent/stem/` that a missing code file `parent/stem.ext` became, if there is one."""
         if m is None or ext not in _CODE_EXT:
             return None
@@ -772,68 +730,3 @@ def _names_the_section(path: str, section: str) -> bool:
     "Examples"): the section is about the project's own directory of examples, not an illustration."""
     words = {w.lower().rstrip("s") for w in re.findall(r"[A-Za-z]+", section)}
     return any(seg.lower().rstrip("s") in words for seg in path.split("/")[:-1] if seg not in (".", ".."))
-
-
-def _ancestor_bases(d: str, root: str) -> list[_Base]:
-    """Bases of directory ``d`` and every directory up to ``root`` (just ``root`` when ``d`` is outside it).
-    Both are normalised absolute paths; plain string operations (pathlib is slow at this rate)."""
-    if not is_within(d, root):
-        return [_Base(root, "")]
-    prefix = root if root.endswith(os.sep) else root + os.sep
-    out = []
-    while d != root:
-        out.append(_Base(d, d[len(prefix):].replace(os.sep, "/")))
-        parent = os.path.dirname(d)
-        if parent == d:
-            return out
-        d = parent
-    out.append(_Base(root, ""))
-    return out
-
-
-def _name_index(ws: Workspace) -> _Names:
-    """Files and directories by name, from the workspace's one tree walk (`Workspace.tree`), without build and
-    vendor directories (`EXTRA_SKIP_DIRS`, on top of the walk's own skips). A symlink to a directory counts as
-    a file of that name: it is not entered (a path below it is asked of the file system, see `_on_disk`)."""
-    key = ("ctxls.rules.references.names", str(ws.root))
-    entries, links = ws.tree()  # first: the walk records what this answer depends on
-    got = ws.fs.memo.get(key)
-    if isinstance(got, _Names):
-        return got
-    names = _Names()
-    extra = EXTRA_SKIP_DIRS
-    skipped: set[str] = set()
-    for _, rel, filenames in entries:
-        if rel:
-            parent, _, name = rel.rpartition("/")
-            if name in extra or (parent and parent in skipped):
-                skipped.add(rel)
-                continue
-            names.dirs.setdefault(name, []).append(rel)
-            names.dirset.add(rel)
-            names.paths.add(rel)
-        for n in filenames:
-            r = f"{rel}/{n}" if rel else n
-            names.files.setdefault(n, []).append(r)
-            names.paths.add(r)
-    for r in links:
-        parent, _, n = r.rpartition("/")
-        if parent in skipped:
-            continue
-        names.files.setdefault(n, []).append(r)
-        names.paths.add(r)
-    ws.fs.memo[key] = names
-    return names
-
-
-def _root_gitignore(ws: Workspace):
-    path = ws.root / ".gitignore"
-    src = ws.fs.read(path)
-    if not src.ok or not src.text:
-        return None
-    try:
-        import pathspec
-
-        return pathspec.PathSpec.from_lines("gitignore", src.text.splitlines())
-    except Exception:
-        return None

@@ -1,0 +1,119 @@
+"""What exists in the workspace, for the stale-path rule (CTX401/CTX402): its files and directories by name, read
+from the one tree walk, the directories a relative path may be anchored at, and the root .gitignore."""
+
+from __future__ import annotations
+
+import os
+from bisect import bisect_left
+from dataclasses import dataclass, field
+
+from ..loader import is_within
+from ..workspace import Workspace
+from .path_refs import EXTRA_SKIP_DIRS
+
+
+@dataclass(frozen=True)
+class Base:
+    abs: str
+    rel: str | None
+    """Posix path relative to the workspace root ("" = the root); None for a base outside it (memory)."""
+
+
+@dataclass
+class Names:
+    """Workspace files and directories by name, for "did it move?" and informal-path checks."""
+
+    files: dict[str, list[str]] = field(default_factory=dict)
+    dirs: dict[str, list[str]] = field(default_factory=dict)
+    paths: set[str] = field(default_factory=set)
+    """Every file and directory, relative to the root."""
+    dirset: set[str] = field(default_factory=set)
+    _sorted: list[str] | None = None
+    _stems: dict[str, list[str]] = field(default_factory=dict)
+
+    def with_stem(self, stem: str) -> list[str]:
+        """The file names that are ``stem`` plus an extension (`format` -> [`format.css`, `format.ts`]): what an
+        extensionless import specifier or program name (`src/utils/format`) may name. (A bisection of the sorted
+        names: sorting costs less than splitting every name.)"""
+        got = self._stems.get(stem)
+        if got is None:
+            names = self._sorted
+            if names is None:
+                names = self._sorted = sorted(self.files)
+            prefix = stem + "."
+            got = self._stems[stem] = []
+            for i in range(bisect_left(names, prefix), len(names)):
+                n = names[i]
+                if not n.startswith(prefix):
+                    break
+                ext = n[len(prefix):]
+                if len(ext) <= 10 and ext.isalnum() and ext.isascii():  # as `EXT`
+                    got.append(n)
+        return got
+
+
+# ----------------------------------------------------------------------------------------------- rules
+def ancestor_bases(d: str, root: str) -> list[Base]:
+    """Bases of directory ``d`` and every directory up to ``root`` (just ``root`` when ``d`` is outside it).
+    Both are normalised absolute paths; plain string operations (pathlib is slow at this rate)."""
+    if not is_within(d, root):
+        return [Base(root, "")]
+    prefix = root if root.endswith(os.sep) else root + os.sep
+    out = []
+    while d != root:
+        out.append(Base(d, d[len(prefix):].replace(os.sep, "/")))
+        parent = os.path.dirname(d)
+        if parent == d:
+            return out
+        d = parent
+    out.append(Base(root, ""))
+    return out
+
+
+def name_index(ws: Workspace) -> Names:
+    """Files and directories by name, from the workspace's one tree walk (`Workspace.tree`), without build and
+    vendor directories (`EXTRA_SKIP_DIRS`, on top of the walk's own skips). A symlink to a directory counts as
+    a file of that name: it is not entered (a path below it is asked of the file system, see `_on_disk`)."""
+    key = ("ctxls.rules.references.names", str(ws.root))
+    entries, links = ws.tree()  # first: the walk records what this answer depends on
+    got = ws.fs.memo.get(key)
+    if isinstance(got, Names):
+        return got
+    names = Names()
+    extra = EXTRA_SKIP_DIRS
+    skipped: set[str] = set()
+    for _, rel, filenames in entries:
+        if rel:
+            parent, _, name = rel.rpartition("/")
+            if name in extra or (parent and parent in skipped):
+                skipped.add(rel)
+                continue
+            names.dirs.setdefault(name, []).append(rel)
+            names.dirset.add(rel)
+            names.paths.add(rel)
+        for n in filenames:
+            r = f"{rel}/{n}" if rel else n
+            names.files.setdefault(n, []).append(r)
+            names.paths.add(r)
+    for r in links:
+        parent, _, n = r.rpartition("/")
+        if parent in skipped:
+            continue
+        names.files.setdefault(n, []).append(r)
+        names.paths.add(r)
+    ws.fs.memo[key] = names
+    return names
+
+
+def root_gitignore(ws: Workspace):
+    """The root .gitignore as a matcher, or None (no file, or pathspec cannot read it)."""
+    path = ws.root / ".gitignore"
+    src = ws.fs.read(path)
+    if not src.ok or not src.text:
+        return None
+    try:
+        import pathspec
+
+        return pathspec.PathSpec.from_lines("gitignore", src.text.splitlines())
+    except Exception:
+        return None
