@@ -115,7 +115,7 @@ _HISTORY_AFTER = re.compile(
     r"cancell?ed|canceled|rejected|retired|dropped|no\s+longer))", re.IGNORECASE)
 # "`packages/core`, `workflow-engine` and `x` are deleted": the predicate of the sentence the path opens.
 _HISTORY_PREDICATE = re.compile(
-    r"^[^.;!?]{0,160}?\b(?:are|were|was|is|have\s+been|has\s+been)\s+(?:now\s+)?(?:all\s+)?(?:deleted|removed|"
+    r"^[^.;!?]{0,160}?\b(?:are|were|was|is|have\s+been|has\s+been)\s+(?:now\s+)?(?:all\s+)?[*_]{0,2}(?:deleted|removed|"
     r"cancell?ed|canceled|rejected|retired|dropped|gone|deprecated)\b", re.IGNORECASE)
 
 # Another repository named around the mention: "in `acme/other`", "owned by the Documentation repo".
