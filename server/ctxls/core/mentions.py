@@ -411,9 +411,9 @@ def imagined_names(lines: list[str]) -> frozenset[str]:
     """The names a text introduces as made up ("Imagine we're implementing a new `commit3` command")."""
     out = set()
     for line in lines:
-        if "`" in line and _IMAGINE.search(line):
-            for m in _SPAN_NAME.finditer(line[_IMAGINE.search(line).start():]):
-                out.add(m.group(1))
+        said = _IMAGINE.search(line) if "`" in line else None
+        if said:
+            out.update(m.group(1) for m in _SPAN_NAME.finditer(line, said.start()))
     return frozenset(out)
 
 

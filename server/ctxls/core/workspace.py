@@ -381,11 +381,7 @@ class Workspace:
     def start_mask(self) -> int:
         """Bits (index.dirs order, as in `loads_in`) of the directories a session starts in: not agent config
         or docs folders (core/startdirs.py). Messages that say "in N sessions" count these."""
-        from .startdirs import is_start_dir
-
-        bundles = self.skill_bundles
-        return sum(1 << i for i, d in enumerate(self.index.dirs)
-                   if is_start_dir(d, self.root) and not (bundles and _in_bundle(d, bundles)))
+        return sum(1 << i for i, d in enumerate(self.index.dirs) if self.is_start(d))
 
     def is_start(self, d: Path) -> bool:
         """Whether a user would start a session in ``d``: not agent configuration, docs or a skill's bundle."""

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..findings import Finding, Related
@@ -52,23 +53,23 @@ def regroup(ws: Workspace, findings: list[Finding]) -> list[Finding]:
     objects while their text is), so a re-check judges only what changed."""
     out: list[Finding] = []
     facts = _FactsOf(ws)
-    kept: dict[int, tuple] = ws.fs.memo.get(_KEPT, {})
-    now: dict[int, tuple] = {}
+    kept: dict[int, _Verdict] = ws.fs.memo.get(_KEPT, {})
+    now: dict[int, _Verdict] = {}
     for f in findings:
         if f.severity != "warning" or not f.related:
             out.append(f)
             continue
         a, b = facts(f.path), facts(f.related[0].path)
-        j = f.related[0].span.start_line
+        about = b.about(f.related[0].span.start_line)
         got = kept.get(id(f))
         # (a copy in an edited file: its verdict holds while what the judge reads of that line is the same)
-        if got is not None and got[0] is f and got[1] is a and (got[2] is b or got[3] == b.about(j)):
-            g = got[4]
+        if got is not None and got.finding is f and got.a is a and (got.b is b or got.about == about):
+            v = _Verdict(f, a, b, about, got.judged, got.info)
         else:
-            g = _judge(f, a, b)
-        now[id(f)] = (f, a, b, b.about(j), g, None)
-        if g is not None:
-            out.append(g)
+            v = _Verdict(f, a, b, about, _judge(f, a, b))
+        now[id(f)] = v
+        if v.judged is not None:
+            out.append(v.judged)
     groups: dict[tuple[str, str], list[int]] = {}  # (paths as strings: hashing and comparing Paths costs)
     for i, f in enumerate(out):
         if f.severity == "warning" and f.related:
@@ -82,7 +83,7 @@ def regroup(ws: Workspace, findings: list[Finding]) -> list[Finding]:
         path, other = out[idx[0]].path, out[idx[0]].related[0].path
         lines = [out[i].span.start_line + 1 for i in idx]
         for i in idx:
-            out[i] = _as_info(out[i], kept, now)
+            out[i] = _as_info(out[i], now)
         tokens = sum((out[i].data or {}).get("tokens", 0) for i in idx)
         variant = _variants(path, other)
         where = ws.rel(other)
@@ -101,16 +102,30 @@ def regroup(ws: Workspace, findings: list[Finding]) -> list[Finding]:
     return out + extra
 
 
-def _as_info(f: Finding, kept: dict, now: dict) -> Finding:
-    """``f`` at info (a line of a copied file), the same object as the last check's while ``f`` is."""
-    last = kept.get(id(f))
-    if last is not None and last[0] is f and last[-1] is not None:
-        g = last[-1]
-    else:
-        g = dataclasses.replace(f, severity="info")
-    got = now.get(id(f))
-    now[id(f)] = (got[:-1] if got is not None and got[0] is f else (f, None, None, None, f)) + (g,)
-    return g
+@dataclass(slots=True)
+class _Verdict:
+    """What `regroup` made of one line finding, kept for the next check (see `regroup`)."""
+
+    finding: Finding
+    a: "_Facts"
+    b: "_Facts"
+    about: tuple
+    """What the judge read of the related copy's line (`_Facts.about`)."""
+    judged: Finding | None
+    """The finding as reported (None: dropped)."""
+    info: Finding | None = None
+    """``judged`` at info, as a line of a copied file (made once)."""
+
+
+def _as_info(f: Finding, now: dict[int, _Verdict]) -> Finding:
+    """``f`` (the judged finding of a verdict in ``now``) at info, as a line of a copied file: the same object
+    as the last check's while the verdict holds."""
+    v = now.get(id(f))
+    if v is None or v.judged is not f:
+        return dataclasses.replace(f, severity="info")
+    if v.info is None:
+        v.info = dataclasses.replace(f, severity="info")
+    return v.info
 
 
 _LIST_START = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|\||```|~~~)")
@@ -134,25 +149,23 @@ class _Facts:
     """What CTX201's second look needs of each line of one version of a file, worked out on first use: a file
     changed by an edit is read again, the others keep theirs (and so their findings' verdicts, see `regroup`)."""
 
-    __slots__ = ("lines", "_heading", "_restates", "_context", "_memo")
+    __slots__ = ("lines", "_restates", "_context", "_memo")
 
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
-        self._heading: list[int] | None = None
         self._restates: list[str | None] | None = None
         self._context: list[tuple] | None = None
         self._memo: dict[tuple[str, int], object] = {}
 
     def _scan(self) -> None:
-        """One pass: the nearest heading above each line, the section each line restates in, if any, and each
-        line's context (the headings above it and the list items it is nested under)."""
-        heading, restates, context = [], [], []
-        h, where = -1, None
+        """One pass: the section each line restates in, if any, and each line's context (the headings above it and
+        the list items it is nested under)."""
+        restates, context = [], []
+        where = None
         heads: list[tuple[int, str]] = []
         items: list[tuple[int, str]] = []
         label = ""  # a paragraph that labels what follows: `**For Hooks:**`, "For agent files (*.agent.md):"
-        for k, line in enumerate(self.lines):
-            heading.append(h)
+        for line in self.lines:
             restates.append(where)
             item = _ITEM.match(line)
             if item:
@@ -170,7 +183,6 @@ class _Facts:
                 context.append((tuple(heads), label, tuple(t for _, t in items)))
             m = _HEADING.match(line)
             if m:
-                h = k
                 level = len(line.lstrip()) - len(line.lstrip().lstrip("#"))
                 while heads and heads[-1][0] >= level:
                     heads.pop()
@@ -184,7 +196,7 @@ class _Facts:
                 t = line.strip()
                 if t and not _LIST_START.match(line) and t.rstrip("*_ ").endswith(":") and _SUMMARY.search(t):
                     where = f"a summary ('{t[:60]}')"
-        self._heading, self._restates, self._context = heading, restates, context
+        self._restates, self._context = restates, context
 
     def context(self, i: int) -> tuple:
         """The headings above line ``i`` (outermost first, with their levels), the paragraph that labels its part
@@ -214,10 +226,8 @@ class _Facts:
 
     def heading_above(self, i: int) -> str | None:
         """The normalised title of the nearest heading above line ``i``, or None."""
-        if self._heading is None:
-            self._scan()
-        k = self._heading[i] if 0 <= i < len(self.lines) else -1
-        return _title(_HEADING.match(self.lines[k]).group(1)) if k >= 0 else None
+        heads = self.context(i)[0]
+        return heads[-1][1] if heads else None
 
     def code(self, i: int) -> list[str]:
         got = self._memo.get(("code", i))

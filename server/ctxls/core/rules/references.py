@@ -349,8 +349,8 @@ class _Checker:
             peers = [p for r, p, st in found if r.line == ref.line and st == "exists" and p != path and
                      ("/" in p or (ext is not None and p.endswith("." + ext) and not _generic_name(p)))]
             lctx = fctx.at(ref.line - offset)
-            severity, confidence = self._confidence(ref, line, path, bases, memory, template, peers)
-            pointed = _POINTER_BEFORE.search(line[:ref.col]) is not None
+            pointed = _POINTER_BEFORE.search(line, 0, ref.col) is not None
+            severity, confidence = self._confidence(ref, line, path, bases, memory, template, peers, pointed)
             section = example_section(lctx) if severity == "warning" and not peers and not pointed else None
             if section is not None and _names_the_section(path, section):
                 section = None  # "#### Examples: validated against `examples/07-x.py`": the project's examples/
@@ -373,8 +373,9 @@ class _Checker:
             yield self._finding(fi, ref, path, bases, memory, where, own, severity, explain)
 
     def _confidence(self, ref: Ref, line: str, path: str, bases: list[Base], memory: bool, template: bool,
-                    peers: list[str]) -> tuple[str | None, str]:
-        """(severity or None to leave it out, why) of a missing path the text claims exists."""
+                    peers: list[str], pointed: bool = False) -> tuple[str | None, str]:
+        """(severity or None to leave it out, why) of a missing path the text claims exists (``pointed``: the text
+        right before it sends the reader to it, see `_POINTER_BEFORE`)."""
         if memory:
             return "warning", "a memory names it as a file of the workspace"
         segs = [s for s in path.rstrip("/").split("/") if s not in (".", "..")]
@@ -409,7 +410,7 @@ class _Checker:
         if len(segs) == 1 and ref.kind != "link" and "/" not in path:
             if is_subject(line, ref.col, ref.col + len(ref.text)):
                 return "warning", "a bare file name that its list item, table row or label describes"
-            if _POINTER_BEFORE.search(line[:ref.col]):
+            if pointed:
                 return "warning", "a bare file name the text points at (see `x`, configured in `x`)"
             return "info", ("a bare file name (no directory) in running text: it may name a kind of file or an "
                             "illustration rather than a file here")

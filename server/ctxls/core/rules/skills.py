@@ -17,6 +17,7 @@ from ..findings import Edit, Finding, Fix, Span
 from ..markdown import code_spans, first_paragraph, structure
 from ..skills import truthy
 from . import rule
+from .path_index import name_index
 from .sources import (FM, NAME_RE, PORTABLE_DESC_MAX, PORTABLE_NAME_MAX, claude_base, read_frontmatter,
                       skill_dir_name, sources, value_span, vendored, walk_dir)
 
@@ -498,6 +499,7 @@ def _link_target(raw: str, written: str) -> str | None:
 
 
 def _tails(ws: Workspace, rel: str) -> list[str]:
-    """The workspace's files whose path ends with ``rel`` (posix, at a `/`), from the scan's tree."""
+    """The workspace's files whose path ends with ``rel`` (posix, at a `/`), from the stale-path rule's index of
+    files by name."""
     tail = "/" + rel.replace(os.sep, "/")
-    return [f for f in ws.index.rel_files if f.endswith(tail)][:3]
+    return [f for f in name_index(ws).files.get(os.path.basename(rel), ()) if f.endswith(tail)][:3]
