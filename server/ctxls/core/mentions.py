@@ -104,6 +104,12 @@ _DEST_BEFORE = re.compile(
     r"\b(?:captur|record|stor|log|put|plac|kept|keep|add|append|collect|drop|file|go|goes)\w*\b(?:\s+\S+){0,4}?\s+"
     r"(?:in|into|to|under)\W*$", re.IGNORECASE)
 
+# "make assumptions, document them (`.gaia/assumptions.md`)", "log the decision (`notes/decisions.md`)": the
+# parenthesis says where the record goes, which the first such record creates.
+# (An imperative that opens a clause and has an object: not "the design document (`docs/design.md`)".)
+_RECORDED_IN = re.compile(r"(?:^|[,;:]|\band|\bthen)\s*(?:\W{0,2})(?:document|record|log)\s+(?:[\w'-]+\s+){0,2}"
+                          r"[\w'-]+\s*\(\W*$", re.IGNORECASE)
+
 # A path that is gone by intent: "`x` was renamed", "moved from `x`", "formerly `x`" (but "renamed to `y`" names
 # the new path, which must exist).
 _HISTORY_BEFORE = re.compile(
@@ -176,12 +182,71 @@ class LineContext:
     """For a row of a table, the table's header row, else ""."""
 
 
+# A line that opens a block of its own rather than continuing the paragraph above: a list item, heading, table
+# row, quote, fence, HTML or a thematic break.
+_BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|#{1,6}(?:\s|$)|\||>|```|~~~|<|(?:[-*_]\s*){3,}$)")
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
+_WRAP_LINES = 3
+"""How many soft-wrapped lines a sentence may span before and after the mention's line."""
+
+
 class FileContext:
     """Line contexts of one markdown body (0-based lines of the body), computed in one pass on first use."""
 
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
         self._ctx: list[LineContext] | None = None
+        self._joins: list[bool] | None = None
+
+    def _continues(self) -> list[bool]:
+        """For each line, whether it soft-wraps the paragraph of the line above (markdown joins the two)."""
+        if self._joins is None:
+            out = []
+            fenced = False
+            prev_open = False  # the line above is paragraph text that a next line may continue
+            for line in self.lines:
+                text = line.rstrip("\r")
+                if _FENCE.match(text):
+                    fenced = not fenced
+                    out.append(False)
+                    prev_open = False
+                    continue
+                blank = not text.strip()
+                starts = _BLOCK_START.match(text) is not None
+                out.append(not fenced and prev_open and not blank and not starts)
+                prev_open = not fenced and not blank and text.lstrip()[:1] not in ("#", "|", ">", "<")
+            self._joins = out
+        return self._joins
+
+    def sentence(self, i: int, line: str) -> tuple[str, int]:
+        """The sentence ``line`` (body line ``i``) is part of, when markdown soft-wraps it over several lines
+        ("`packages/core` and\n`workflow-ui` are **deleted**"), and where ``line`` starts in it: (``line``, 0)
+        when the line holds its sentences whole."""
+        joins = self._continues()
+        if not 0 <= i < len(joins) or self.lines[i].rstrip("\r") != line:
+            return line, 0
+        start = i
+        while start > 0 and joins[start] and i - start < _WRAP_LINES:
+            start -= 1
+        stop = i
+        while stop + 1 < len(joins) and joins[stop + 1] and stop - i < _WRAP_LINES:
+            stop += 1
+        if start == i and stop == i:
+            return line, 0
+        before = " ".join(t.strip() for t in self.lines[start:i])
+        cut = 0
+        for m in _SENTENCE_END.finditer(before):
+            if not (before[m.start()] == "." and _ABBREV.search(before[:m.start() + 1])):
+                cut = m.end()
+        before = before[cut:]
+        after = " ".join(t.strip() for t in self.lines[i + 1:stop + 1])
+        if after and not re.search(r"[.;!?:]\s*$", line):
+            m = _SENTENCE_END.search(after)
+            after = " " + (after[:m.end()].rstrip() if m else after)
+        else:
+            after = ""
+        lead = before + " " if before else ""
+        return lead + line + after, len(lead)
 
     def at(self, i: int) -> LineContext:
         if self._ctx is None:
@@ -359,6 +424,9 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
     if _CREATED_BEFORE.search(before):
         return Purpose(CREATED, "the object of a verb that creates or writes it (create, generate, write to, "
                                 "output to, save to)")
+    if _RECORDED_IN.search(line, 0, col):
+        return Purpose(CREATED, "in parentheses after a verb that records something (document them (`x`)): where "
+                                "the record goes")
     if _FORMAT_AFTER.match(after):
         return Purpose(EXAMPLE, "the text describes the format of such a file (`x.json` schema)")
     if _CREATED_AFTER.match(after):

@@ -14,14 +14,14 @@ from .. import model as M
 from ..workspace import Workspace
 from ..compare import FOREIGN, NEVER, ON_TOUCH, STARTUP, Comparison, compare
 from ..findings import Edit, Finding, Fix, Related, Span
-from ..markdown import code_spans, split_lines
+from ..markdown import split_lines
 from ..profiles import AGENTS
 from ..profiles import codex as C
 from ..profiles.common import LooseFrontmatter, agent_files_in, glob_matches, loose_frontmatter, targeted_agents
 from ..profiles.copilot import apply_to
 from ..profiles.cursor import ALWAYS, AUTO, MANUAL, classify
 from . import rule
-from .dup_disagree import HARD, disagreement
+from .dup_disagree import HARD, Spans, disagreement
 from .duplication import file_units, normalise, similarity
 
 _NAMES = M.AGENT_NAMES
@@ -376,18 +376,6 @@ def copilot_frontmatter_in_claude_file(ws: Workspace):
                       f"every session ({scope})", fixes=fixes)
 
 
-def _span_names(fp, v, fq, u):
-    """What `disagreement` asks for: the normalised words of both versions' code spans, when it asks."""
-    def names() -> set[str]:
-        out: set[str] = set()
-        for fi, row in ((fp, v), (fq, u)):
-            for line in fi.lines[row[0]:row[1] + 1]:
-                for c in code_spans(line):
-                    out.update(normalise(c.group(2)))
-        return out
-    return names
-
-
 @rule("CTX806", "agents-diverged-instruction", "agents", "warning",
       summary="The same instruction in two agents' files, and the two versions differ.",
       why="An instruction copied from CLAUDE.md into AGENTS.md (or `.cursor/rules`, GEMINI.md) gets updated in one "
@@ -429,8 +417,9 @@ def agents_diverged_instruction(ws: Workspace):
                 for v in ua:
                     if u[3] == v[3] or similarity(u[4], v[4]) < threshold:
                         continue
-                    kind = disagreement(u[3], u[4], v[3], v[4], _span_names(fp, v, fq, u))
-                    if kind is None:
+                    kind = disagreement(u[3], u[4], v[3], v[4],
+                                       Spans(fp.lines[v[0]:v[1] + 1], fq.lines[u[0]:u[1] + 1]))
+                    if kind is None or kind == "elaboration":
                         continue  # a paraphrase or an elaboration (CTX202's test): the agents follow one rule
                     key = (q, u[0])
                     if key in seen_real:

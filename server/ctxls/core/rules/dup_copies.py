@@ -352,12 +352,19 @@ def negated_by_heading(ws: Workspace, f: Finding) -> bool:
     return under(f.path, f.span.start_line) != under(r.path, r.span.start_line)
 
 
-def wording_info(f: Finding) -> Finding:
+def wording_info(f: Finding, kind: str = "content") -> Finding:
     """A CTX202 finding whose versions differ only in a content word (no number, negation or strength changed):
     on real repositories that was two wordings of one rule, or parallel rules for two subjects (`#### Agent
-    Files` / `#### Instruction Files`), far more often than a stale copy: info."""
+    Files` / `#### Instruction Files`), far more often than a stale copy: info. So is an elaboration (``kind``),
+    one version that adds a word or two to the other: a fuller copy, or the stale one (`iex -S mix phx.server` /
+    `iex -S mix`)."""
     if f.severity != "warning":
         return f
+    if kind == "elaboration":
+        return _info(f, f"{f.message.split(';', 1)[0]}; one version adds a word or two to the other: check the "
+                        f"shorter one is not out of date, or keep one",
+                     "one version only adds a word or two to the other: a fuller copy more often than a stale one",
+                     keep_fixes=True)
     return _info(f, f"{f.message.split(';', 1)[0]}; the versions differ in wording only (no number, negation or "
                     f"strength changed): check they say the same thing, or keep one",
                  "the versions differ in a content word only: a rewording or a rule for another subject, seldom a "

@@ -3,8 +3,6 @@ modal strength, or a content word the other lacks outside the names of its code 
 
 from __future__ import annotations
 
-from typing import Callable
-
 from ..markdown import code_spans
 from .dup_units import File, Match, normalise
 
@@ -21,6 +19,10 @@ _STRENGTH = {"must": "required", "shall": "required", "always": "required", "req
 # Fall back"). Not the particles that carry meaning (on, off, in, out, up, down).
 _GRAMMAR = frozenset("a an the if when that which this these those for of to and or but then so as is are be it "
                      "its with using via by".split())
+
+
+# Verbs that carry no instruction of their own: a copy may add one ("Don't use f-strings" / "No f-strings").
+_LIGHT_VERBS = frozenset("use uses using used make makes do does have has".split())
 
 
 ELABORATION_MAX = 2
@@ -40,22 +42,39 @@ def _strengths(words: list[str]) -> set[str]:
     return {_STRENGTH[w] for w in words if w in _STRENGTH}
 
 
+class Spans:
+    """The code spans of two versions of one instruction (each given as its lines), normalised when
+    `disagreement` first asks."""
+
+    def __init__(self, a: list[str], b: list[str]) -> None:
+        self._lines = (a, b)
+        self._spans: tuple[list[frozenset], list[frozenset]] | None = None
+
+    def _of(self) -> tuple[list[frozenset], list[frozenset]]:
+        if self._spans is None:
+            a, b = ([frozenset(normalise(c.group(2))) for line in ls for c in code_spans(line)] for ls in self._lines)
+            self._spans = (a, b)
+        return self._spans
+
+    def names(self) -> set[str]:
+        """The words of both versions' code spans."""
+        a, b = self._of()
+        return set().union(*a, *b)
+
+    def grew(self) -> bool:
+        """Whether a code span of one version extends one of the other (`iex -S mix phx.server` / `iex -S mix`):
+        a command given more arguments, rather than a name written otherwise."""
+        a, b = self._of()
+        return any(t and t < s for s in a for t in b) or any(t and t < s for s in b for t in a)
+
+
 def disagree(files: list[File], m: Match) -> str | None:
-    """Whether two near-duplicate units are two versions that disagree (CTX202 reports only those): see
-    `versions_disagree`. The parallel items of one list or table (`Rule 3 for area 12` / `Rule 4 for area 12`)
-    are never paired (dup_parallel)."""
+    """How two near-duplicate units differ as versions (see `disagreement`). The parallel items of one list or
+    table (`Rule 3 for area 12` / `Rule 4 for area 12`) are never paired (dup_parallel)."""
     u, v = m.later, m.earlier
     f, g = files[u.fid], files[v.fid]
-
-    def names() -> set[str]:
-        out: set[str] = set()
-        for fl, un in ((f, u), (g, v)):
-            for line in fl.lines[un.start:un.end + 1]:
-                for sp in (c.group(2) for c in code_spans(line)):
-                    out.update(normalise(sp))
-        return out
-
-    return disagreement(u.key, u.words, v.key, v.words, names)
+    spans = Spans(f.lines[u.start:u.end + 1], g.lines[v.start:v.end + 1])
+    return disagreement(u.key, u.words, v.key, v.words, spans)
 
 
 HARD = ("number", "negation", "strength", "value", "command", "grown", "unknown")
@@ -67,20 +86,16 @@ _VALUES = frozenset("on off true false yes no enabled disabled enable disable al
                     "required optional sync async before after".split())
 
 
-def versions_disagree(key_a: str, words_a: frozenset, key_b: str, words_b: frozenset,
-                      names: Callable[[], set[str]] = set) -> bool:
-    """Whether two versions disagree at all (see `disagreement`)."""
-    return disagreement(key_a, words_a, key_b, words_b, names) is not None
-
-
 def disagreement(key_a: str, words_a: frozenset, key_b: str, words_b: frozenset,
-                 names: Callable[[], set[str]] = set) -> str | None:
-    """Whether two versions of one instruction (normalised text ``key``, content ``words``) disagree: a changed
-    number (both name one), negation (how many: which word says it does not matter), modal strength (both have one: must and always are one strength), or
-    content the other lacks. Not: a consistent paraphrase (the same content words in other function words, a
-    table row restating a list item), an elaboration (one copy adds a word or two, `_elaborates`), or the same
-    name spelt differently, one copy's code-span name (``names``: the normalised words of both copies' code
-    spans) written otherwise in the other (`@scope/x` / `x`). CTX202 and CTX806 (across agents) ask this."""
+                 spans: Spans | None = None) -> str | None:
+    """How two versions of one instruction (normalised text ``key``, content ``words``) differ, or None when they
+    say the same thing. One of `HARD`: a changed number (both name one), negation (how many: which word says it
+    does not matter), modal strength (both have one: must and always are one strength), or content the other
+    lacks. "elaboration": one copy adds a word or two (`_elaborates`), or gives a command of a code span more
+    (`iex -S mix phx.server` / `iex -S mix`): CTX202 says info, a fuller copy more often than a stale one.
+    "content": a prose word differs. None: a consistent paraphrase (the same content words in other function
+    words, a table row restating a list item), or one copy's code-span name (``spans``) written otherwise in the
+    other (`@scope/x` / `x`). CTX202 and CTX806 (across agents) ask this."""
     wa, wb = key_a.split(), key_b.split()
     nums_a = {w for w in wa if any(c.isdigit() for c in w)}
     nums_b = {w for w in wb if any(c.isdigit() for c in w)}
@@ -92,12 +107,15 @@ def disagreement(key_a: str, words_a: frozenset, key_b: str, words_b: frozenset,
     if mod_a and mod_b and mod_a != mod_b:
         return "strength"  # MUST here, should there
     extra = words_a ^ words_b
-    if not extra:
-        return None  # the same content words: a paraphrase
-    if _elaborates(set(wa), set(wb), words_a, words_b) or _elaborates(set(wb), set(wa), words_b, words_a):
-        return None  # one copy says a little more, nothing else: an elaboration, not a contradiction
+    if not extra or extra <= _LIGHT_VERBS:
+        return None  # the same content words: a paraphrase ("Don't use f-strings" / "No f-strings")
+    names = spans.names if spans is not None else set
     if len(extra) == 1 and (words_a <= words_b or words_b <= words_a) and extra <= names():
-        return None  # one copy spells a name of the other's code spans differently
+        if spans is not None and spans.grew():
+            return "elaboration"  # `iex -S mix phx.server` / `iex -S mix`: a command given more (info)
+        return None  # one copy spells a name of the other's code spans differently (`@acme/sdk` / `sdk`)
+    if _elaborates(set(wa), set(wb), words_a, words_b) or _elaborates(set(wb), set(wa), words_b, words_a):
+        return "elaboration"  # one copy says a little more, nothing else: not a contradiction (info)
     if extra & _VALUES:
         return "value"  # default to on / default to off
     if (words_a <= words_b or words_b <= words_a) and len(extra) > ELABORATION_MAX:

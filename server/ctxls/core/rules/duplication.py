@@ -37,6 +37,7 @@ from ..workspace import Workspace, same_items
 from . import rule
 from .dup_analysis import Analysis
 from .dup_copies import negated_by_heading, regroup, variant_info, wording_info
+from .dup_disagree import HARD
 from .dup_disagree import disagree
 from .dup_units import STOP_WORDS, Source, content_words, extract_units, file_units, normalise, similarity
 
@@ -205,8 +206,11 @@ def duplicate_instruction(ws: Workspace):
           "template directory (`[check] template_dirs`: templates/, examples/, fixtures/, testdata/, ...) ships "
           "into other projects on purpose: CTX201 and CTX202 say info there, without a delete fix. So is a "
           "version in two variants of one file (`guidelines.md` / `guidelines-py.md`): they are meant to differ. "
-          "MUST and Always are one strength, and a copy that only adds a word or two (`stateless agent loop` / "
-          "`stateless loop`) elaborates the other: neither is a disagreement (CTX806 asks the same). Confidence: a "
+          "MUST and Always are one strength, and a verb that carries nothing (\"Don't use f-strings\" / \"No "
+          "f-strings\") changes nothing: neither is a disagreement (CTX806 asks the same). A copy that only adds a "
+          "word or two (`stateless agent loop` / `stateless loop`), or gives a code span's command more (`iex -S mix "
+          "phx.server` / `iex -S mix`), elaborates the other: info (the shorter copy may be out of date; CTX806 "
+          "leaves it out). Confidence: a "
           "warning when the versions contradict each other (a number, a negation count, a modal strength, an "
           "on/off value, a name in a code span, or one copy that gained three words or more); info when they "
           "differ in prose words only, which on 40 real repositories was a rewording or a rule for another "
@@ -235,7 +239,7 @@ def diverged_instruction(ws: Workspace):
             kind = "unknown" if m is None else disagree(a.files, m)
             if kind == "negation" and f.related and negated_by_heading(ws, f):
                 kind = "content"  # "Use dashes in group names" under `## Don't`: the heading says the "not"
-            v = keep[id(f)] = (f, kind, wording_info(f) if kind == "content" else None)
+            v = keep[id(f)] = (f, kind, wording_info(f, kind) if kind not in HARD else None)
         if v[1]:
             got.append(variant_info(v[2] or f))
     if len(keep) > 4 * len(entries) + 1000:

@@ -44,7 +44,7 @@ from .. import discovery as D
 from ..loader import is_within
 from ..workspace import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
-from ..mentions import (CLAIM, CREATED, EXTERNAL, HISTORY, IN_OTHER_PLACE, OPTIONAL, FileContext, classify,
+from ..mentions import (CLAIM, CREATED, EXTERNAL, HISTORY, IN_OTHER_PLACE, OPTIONAL, FileContext, Purpose, classify,
                         declared_external, example_section, imagined_names, is_subject)
 from . import rule
 from .path_index import Base, Names, ancestor_bases, name_index, root_gitignore
@@ -125,7 +125,7 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
       fix="Point the reference at the file's new location or delete it. When exactly one file of that name "
           "exists elsewhere, a quick fix (not applied by --fix) rewrites the path to it. Heuristics: only a *claim* "
           "that a path exists is checked (core/mentions.py classifies each mention from the clause around it, its "
-          "list item and the headings above): a counter-example (`not x`, `❌`, \"(doesn't exist)\"), an example "
+          "list item and the headings above; a sentence markdown soft-wraps over lines is read whole): a counter-example (`not x`, `❌`, \"(doesn't exist)\"), an example "
           "(`✅`, e.g., such as, followed by e.g., a cell of a table whose header says Bad / Good), the object of a "
           "creating or writing verb (create, generate, write to, output to, save to, \"is generated\", under a "
           "\"Generated ...\" item, an imperative \"Write `x`\", install to, the built frontend in `x/`, a gitignored build output "
@@ -133,7 +133,7 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "removes (`rm -rf x/`), "
           "a path built from a name the text makes up (\"Imagine we're implementing a new `commit3` command\"), a "
           "directory named as where things are put (capture, record, add ... in "
-          "`docs/x/`), a renamed-away path, a conditional one (if it exists), a file of another repository (`x` "
+          "`docs/x/`), where a record goes (\"document them (`x.md`)\"), a renamed-away path, a conditional one (if it exists), a file of another repository (`x` "
           "in `owner/repo`, owned by the X repo, or under a path that any instruction file says is another "
           "repository's: \"`site/web` is owned by the Website repo\") "
           "and file-name suffixes (`.spec.ts`), naming conventions (`kebab-case.test.ts`), placeholder segments "
@@ -152,7 +152,8 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "example app's CLAUDE.md describing its own tree), an agent's configuration location "
           "(`.claude/settings.json`), a package's export subpath (`create-app/commands` where `create-app/` holds a "
           "package.json), a path whose first directory exists nowhere in the workspace (another "
-          "repository's, a package's or a sibling checkout's). "
+          "repository's, a package's or a sibling checkout's), a path another line of the file says is created, "
+          "optional, gone or another repository's (a file's mentions of one path usually share its purpose). "
           "`ctxls check --explain CTX401` prints, per finding, the heuristic and where the path was looked for.")
 def stale_path(ws: Workspace):
     kinds = (D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD, D.RULE, D.SKILL, D.COMMAND)
@@ -319,22 +320,22 @@ class _Checker:
         fctx = FileContext(body)
         template = not memory and self.ws.config.in_template_dir(self.ws.rel(fi.path))
         purposes = []
-        told: set[str] = set()  # paths the file says, somewhere, are created, optional, gone or elsewhere
+        told: dict[str, tuple[int, Purpose]] = {}  # paths the file says, somewhere, are created, optional, gone...
         for ref, path, state in found:
             if state != "missing" or _context_more(ref.source):
                 continue
             line = ref.source[:-1] if ref.source.endswith("\r") else ref.source
             end = ref.col + len(ref.text)
-            purpose = classify(line, ref.col, end, fctx.at(ref.line - offset))
+            text, shift = fctx.sentence(ref.line - offset, line)  # a sentence soft-wrapped over lines is one
+            purpose = classify(text, ref.col + shift, end + shift, fctx.at(ref.line - offset))
             purposes.append((ref, path, line, purpose))
             if purpose.kind in (CREATED, OPTIONAL, HISTORY, EXTERNAL):
-                told.add(path)
+                told.setdefault(path, (ref.line, purpose))
         imagined: frozenset[str] | None = None
         for ref, path, line, purpose in purposes:
             if purpose.kind != CLAIM:
                 continue  # an example, a counter-example, a place to create, another repository...
-            if path in told:
-                continue  # "`WORKING.md` is maintained by the AI" elsewhere in the file: every mention reads so
+            said = told.get(path)  # "`WORKING.md` is maintained by the AI" elsewhere in the file: it may be made
             if imagined is None:
                 imagined = imagined_names(body)
             if imagined and any(seg.split(".")[0] in imagined for seg in path.rstrip("/").split("/")):
@@ -351,6 +352,11 @@ class _Checker:
             lctx = fctx.at(ref.line - offset)
             pointed = _POINTER_BEFORE.search(line, 0, ref.col) is not None
             severity, confidence = self._confidence(ref, line, path, bases, memory, template, peers, pointed)
+            if said is not None and severity == "warning":
+                # (every mention of one path in a file usually shares its purpose; but the file may also name it
+                # as there after saying it was created, as a stale "Current status" note does: info, not silence)
+                severity, confidence = "info", (f"line {said[0] + 1} of the file says it is not a file that must be "
+                                                f"there: {said[1].why}")
             section = example_section(lctx) if severity == "warning" and not peers and not pointed else None
             if section is not None and _names_the_section(path, section):
                 section = None  # "#### Examples: validated against `examples/07-x.py`": the project's examples/
