@@ -442,6 +442,34 @@ class History:
                 out[rel] = None  # missing (or ambiguous): not in HEAD
         return out
 
+    # ------------------------------------------------------------------ additions
+    def added(self, paths: Iterable[Path]) -> dict[Path, int]:
+        """When each file was first committed (commit time), for the files of this repository git has added;
+        one `git log --diff-filter=A` over them, within `REMOVALS_TIMEOUT_S`."""
+        if self._head is None and not self.refresh():
+            return {}
+        top, head = self._top, self._head
+        assert top is not None and head is not None
+        rels = {}
+        for path in paths:
+            rel = os.path.relpath(path, top).replace(os.sep, "/")
+            if not (rel == ".." or rel.startswith("../") or os.path.isabs(rel) or "\n" in rel):
+                rels[rel] = path
+        key = ("added", head, tuple(sorted(rels)))
+        got = self._removals.get(key)  # (the removals' cache: keyed by HEAD as well)
+        if got is None and rels:
+            res = _run(["log", "--diff-filter=A", "--no-renames", "--name-only", "-z", "--format=%x01%ct", head,
+                        "--", *(f":(literal){r}" for r in rels)], top, timeout=REMOVALS_TIMEOUT_S)
+            when, first = 0, {}
+            for item in (res[1].split("\0") if res is not None and res[0] == 0 else []):
+                item = item.lstrip("\n")
+                if item.startswith("\x01"):
+                    when = int(item[1:]) if item[1:].isdigit() else 0
+                elif item in rels and when:
+                    first[item] = when  # (newest first: the last seen is the first commit)
+            got = self._removals[key] = first  # type: ignore[assignment]
+        return {rels[r]: t for r, t in (got or {}).items()}  # type: ignore[union-attr]
+
     # ------------------------------------------------------------------ removals
     def removals(self, paths: Iterable[str]) -> dict[str, Removal]:
         """For workspace-relative file paths that no longer exist, the latest commit that deleted or renamed a

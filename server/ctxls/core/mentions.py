@@ -100,8 +100,11 @@ _MAKE_IMPERATIVE = re.compile(
 # `rm -rf e2e-tests/shots/` on a command line: the instruction removes it (a temporary place).
 _REMOVED_BY = re.compile(r"\brm\s+(?:-\w+\s+)*(?:\S+\s+){0,4}$")
 
+# (Each verb with its own endings: "files live in `docs/x/`" is the noun, and "good" or "stored" no verb "go".)
 _DEST_BEFORE = re.compile(
-    r"\b(?:captur|record|stor|log|put|plac|kept|keep|add|append|collect|drop|file|go|goes)\w*\b(?:\s+\S+){0,4}?\s+"
+    r"\b(?:captur(?:e|es|ed|ing)|record(?:s|ed|ing)?|stor(?:e|es|ed|ing)|log(?:s|ged|ging)?|put(?:s|ting)?|"
+    r"plac(?:e|es|ed|ing)|kept|keep(?:s|ing)?|add(?:s|ed|ing)?|append(?:s|ed|ing)?|collect(?:s|ed|ing)?|"
+    r"drop(?:s|ped|ping)?|file|filed|filing|go(?:es|ing)?|went)\b(?:\s+\S+){0,4}?\s+"
     r"(?:in|into|to|under)\W*$", re.IGNORECASE)
 
 # "make assumptions, document them (`.gaia/assumptions.md`)", "log the decision (`notes/decisions.md`)": the
@@ -131,7 +134,8 @@ _OTHER_REPO = re.compile(
     r"(?:another|other|separate|sibling|external|upstream|downstream)\s+repo(?:sitor(?:y|ies))?\b|"
     r"\b(?!this\b|the\b|our\b|same\b|each\b)[\w-]+\s+repo(?:sitory)?'s\b|"
     r"\brepo(?:sitory)?\b[^.;]{0,40}`[A-Za-z0-9_-]+/[A-Za-z0-9_-]+`|"
-    r"(?:product|contributing|consumer|downstream|application|app)\s+repo(?:sitor(?:y|ies))?\b|"
+    r"(?:product|contributing|consumer|downstream|application|app|demo|starter|docs|documentation|website)\s+"
+    r"repo(?:sitor(?:y|ies))?\b|"
     r"\bat\s+(?:the|a|its)\s+pinned\s+(?:sha|commit|ref|tag|version)\b|"
     r"\b(?:live|lives|living|are|is|kept|found)\s+in\s+\[`?[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+`?\]\(https?://)",
     re.IGNORECASE)
@@ -161,6 +165,16 @@ _EXAMPLE_HEADING = re.compile(
     r"anti-?patterns?|correct|incorrect|templates?|placeholders?)\b", re.IGNORECASE)
 _GENERATED_PARENT = re.compile(
     r"\b(?:(?:auto-?)?generated|build\s+outputs?|artifacts|temporary|gitignored|auto-?created)\b", re.IGNORECASE)
+# "You may create additional files in `x/` as needed:", "You maintain these files:": a list or table under it
+# names files the agent makes.
+_AGENT_MAKES = re.compile(r"\b(?:you|agents?|claude|the\s+(?:ai|agent|assistant|model))\b[^.;:]{0,30}?\b"
+                          r"(?:create|generate|write|maintain|keep)s?\b", re.IGNORECASE)
+# "... then run focused validation such as:": the list below it holds examples.
+_EXAMPLES_LEAD = re.compile(r"\b(?:such\s+as|for\s+(?:example|instance)|e\.\s?g\.|examples?|like)\W*:\s*$",
+                            re.IGNORECASE)
+# "| `archive.md` | Older entries | Created during daily housekeeping |": another cell of its row says so.
+_MADE_CELL = re.compile(r"^\W*(?:auto-?)?(?:created|generated|written|produced)\b", re.IGNORECASE)
+
 # "Toolchain is pre-installed in the VM: ... (`apps/x/bin/`)": put there by an install step.
 _INSTALLED_BEFORE = re.compile(r"\b(?:pre-?installed|installed|downloaded|fetched)\b|"
                                r"\bthe\s+(?:built|compiled|bundled|generated)\s+\w+", re.IGNORECASE)
@@ -180,6 +194,8 @@ class LineContext:
     """The line's list item's first line (the line itself when it starts an item), or ""."""
     table_header: str = ""
     """For a row of a table, the table's header row, else ""."""
+    lead: str = ""
+    """For a list item or table row, the paragraph line ending in ":" right above its list or table, else ""."""
 
 
 # A line that opens a block of its own rather than continuing the paragraph above: a list item, heading, table
@@ -261,6 +277,7 @@ def _contexts(lines: list[str]) -> list[LineContext]:
     heads: list[tuple[int, str]] = []
     items: list[tuple[int, str]] = []  # (indent, first line) of the open list items
     label = ""  # a bold label line (`**Generated directories:**`) heads what follows until a blank line
+    lead = ""  # a paragraph line ending in ":" heads the list or table right below it ("You may create ...:")
     current = ""
     header = ""  # the header row of the table being read
     prev = ""
@@ -279,7 +296,7 @@ def _contexts(lines: list[str]) -> list[LineContext]:
                 heads.pop()
             heads.append((level, h.group(2)))
             items.clear()
-            label = current = ""
+            label = current = lead = ""
             out.append(LineContext(tuple(t for _, t in heads), (), ""))
             continue
         if not line.strip():
@@ -302,9 +319,11 @@ def _contexts(lines: list[str]) -> list[LineContext]:
                 b = _BOLD_LABEL.match(line)
                 if b:
                     label = line
+                lead = line if not b and line.rstrip().endswith(":") else ""
             parents = tuple(t for _, t in items[:-1]) if current else ()
         heads_t = tuple(t for _, t in heads) + ((label,) if label else ())
-        out.append(LineContext(heads_t, parents, current, header if stripped.startswith("|") else ""))
+        under = lead if lead is not line and (m or stripped.startswith("|") or current) else ""
+        out.append(LineContext(heads_t, parents, current, header if stripped.startswith("|") else "", under))
     return out
 
 
@@ -420,6 +439,8 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
                                 "about the file itself")
     if _EXAMPLE_AFTER.match(after):
         return Purpose(EXAMPLE, "followed by an example marker (`x`, e.g. ...)")
+    if ctx.lead and _EXAMPLES_LEAD.search(ctx.lead):
+        return Purpose(EXAMPLE, f"listed under {_quote(ctx.lead)}, which introduces examples")
     # 3. something created, written or generated there
     if _CREATED_BEFORE.search(before):
         return Purpose(CREATED, "the object of a verb that creates or writes it (create, generate, write to, "
@@ -437,9 +458,16 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
         return Purpose(CREATED, "a command on the line removes it (rm): a temporary path")
     if _is_dir_mention(line[col:end]) and _DEST_BEFORE.search(before):
         return Purpose(CREATED, "a directory named as where things are put (capture, record, store, add ... in)")
-    for p in ctx.parents[-1:] + ctx.headings[-1:]:
+    for p in ctx.parents[-1:] + ctx.headings[-1:] + ((ctx.lead,) if ctx.lead else ()):
         if _GENERATED_PARENT.search(p) and not _EXAMPLE_HEADING.search(p):
             return Purpose(CREATED, f"listed under {_quote(p)}, which is about generated or runtime files")
+        if _AGENT_MAKES.search(p) and p.rstrip().endswith(":"):
+            return Purpose(CREATED, f"listed under {_quote(p)}, which says the agent makes these files")
+    if line.lstrip().startswith("|"):
+        cells = line.strip().strip("|").split("|")
+        here = _table_column(line, col)
+        if any(_MADE_CELL.match(c) for i, c in enumerate(cells) if i != here):
+            return Purpose(CREATED, "another cell of its table row says it is created or generated")
     if _INSTALLED_BEFORE.search(_sentence_before(line, col)):
         return Purpose(CREATED, "the sentence says it is installed, downloaded or built there (the built frontend)")
     # 4. history: renamed, moved, removed

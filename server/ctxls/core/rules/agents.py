@@ -147,7 +147,8 @@ def agent_misses_file(ws: Workspace):
       fix="Shorten the files above (the root's costs every session), move detail into files Codex reads on "
           "demand, or raise `project_doc_max_bytes` in Codex's config (and ctxls's `codex_project_doc_max_bytes`). A cut only "
           "in sessions started where no one starts one (a skill's bundle, agent configuration, docs folders) is "
-          "info.")
+          "info, and so is the cut of a file in a template directory (`[check] template_dirs`) that is under the "
+          "budget alone: copied into a new project, it stands alone.")
 def codex_truncated(ws: Workspace):
     if "codex" not in targets(ws):
         return
@@ -180,11 +181,16 @@ def codex_truncated(ws: Workspace):
         tail = (f"; dropped: {', '.join(ws_rel(ws, p) for p in dropped)}" if dropped else "")
         # (only where nobody starts a session: a skill's bundled AGENTS.md "with all rules expanded", read on demand)
         started = any(ws.is_start(d) for d in got["dirs"])
-        yield Finding("CTX802", "warning" if started else "info", path,
+        # a template `pipecat init` copies into new projects stands alone there: cut only because this
+        # repository's root AGENTS.md comes first, unless it is over the budget alone
+        shipped = ws.config.in_template_dir(ws.rel(path)) and len((fi.text or "").encode()) <= budget
+        yield Finding("CTX802", "warning" if started and not shipped else "info", path,
                       Span(i, min(col, len(lines[i])), i, len(lines[i])),
                       f"Codex's {budget:,}-byte project-doc budget ends here in sessions started in {where}"
                       + ("" if started else " (where no one starts a session: a skill's bundle, agent "
                                             "configuration or docs)")
+                      + (" (a template, under the budget alone: the cut exists only in this repository)"
+                         if shipped else "")
                       + f": the rest of this file is not loaded{tail}",
                       related=[Related(p, _first_line(ws, p), "dropped by Codex: the budget is used up")
                                for p in dropped],
@@ -298,7 +304,9 @@ def _copilot_files(ws: Workspace) -> list[Path]:
           "relative to the repository root: `*` stays within one directory (`*.py` is the root's Python files "
           "only), `**` crosses directories. A glob that matches nothing means the instructions never apply.",
       example="```markdown\n---\napplyTo: \"*.py\"\n---\n```\nin a repository whose Python files all live under src/.",
-      fix="Fix the glob (`**/*.py` for every Python file, `src/**` for a directory), or delete the file.")
+      fix="Fix the glob (`**/*.py` for every Python file, `src/**` for a directory), or delete the file. Confidence: "
+          "info for a dead glob beside others that match (`*.yaml` beside `*.yml`: the instructions apply through "
+          "the others), unless it is the `*` slip a hint names.")
 def copilot_apply_to_no_match(ws: Workspace):
     files = None
     for p in _copilot_files(ws):
@@ -319,7 +327,9 @@ def copilot_apply_to_no_match(ws: Workspace):
         hint = ""
         if any("/" not in g.lstrip("/") and g.startswith("*") and not g.startswith("**") for g in dead):
             hint = " (`*` does not cross directories: `**/" + next(g for g in dead if g.startswith("*")) + "` would)"
-        yield Finding("CTX804", "warning", p, _value_span(lines, v.line),
+        # (one dead glob beside live ones, `*.yaml` beside `*.yml`, is a harmless companion unless it is the `*` slip)
+        partial = len(dead) < len(globs) and not hint
+        yield Finding("CTX804", "info" if partial else "warning", p, _value_span(lines, v.line),
                       f"applyTo {', '.join(dead)} matches no file of the workspace, so Copilot never applies "
                       f"{'these instructions' if len(dead) == len(globs) else 'through it'}{hint}",
                       data={"globs": dead})

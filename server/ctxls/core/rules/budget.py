@@ -105,7 +105,11 @@ def file_over_budget(ws: Workspace):
       example="services/billing/tests/ loads the root, services/ and billing/ CLAUDE.md files plus imports: "
               "14,000 tokens against a 10,000-token budget.",
       fix="Trim the file that contributes most (the finding sits on it) or move its sections where they are "
-          "needed. Budget: `[check] session_budget_tokens` (default 10,000, fixed overhead excluded).")
+          "needed. Budget: `[check] session_budget_tokens` (default 10,000, fixed overhead excluded). Confidence: "
+          "info when no directory over the budget is a start directory (agent configuration, docs), or when the "
+          "finding's file is in a template directory (`[check] template_dirs`) and under the budget alone: "
+          "copied into a new project it stands alone, and the sum with this repository's files exists only "
+          "here.")
 def directory_over_budget(ws: Workspace):
     budget = ws.config.session_budget_tokens
     over: dict[Path, list[tuple[Path, int, int]]] = {}
@@ -134,10 +138,17 @@ def directory_over_budget(ws: Workspace):
         worst, worst_tokens, mine = dirs[0]
         fi = ws.file(path)
         where = ws.rel(worst) if worst != ws.root else "the workspace root"
-        yield Finding("CTX102", "warning", path, Span.line(0, fi.lines[0] if fi.lines else ""),
-                      f"Sessions in {len(dirs)} director{'y' if len(dirs) == 1 else 'ies'} load more than "
-                      f"{budget:,} instruction tokens (worst: {where}, {worst_tokens:,}); this file contributes "
-                      f"{mine:,}: trim it or move sections into skills",
+        started = any(ws.is_start(d) for d, _, _ in dirs)
+        # A template that `pipecat init` copies into new projects stands alone there: the sum with this
+        # repository's root files exists only here (unless the template alone is over the budget)
+        shipped = mine <= budget and ws.config.in_template_dir(ws.rel(path))
+        why = "" if started and not shipped else (
+            " (the file is in a template directory and under the budget alone: the sum exists only here)" if shipped
+            else " (none a start directory: agent configuration or docs)")
+        yield Finding("CTX102", "info" if why else "warning", path, Span.line(0, fi.lines[0] if fi.lines else ""),
+                      f"Sessions in {len(dirs)} director{'y' if len(dirs) == 1 else 'ies'}{why} "
+                      f"load more than {budget:,} instruction tokens (worst: {where}, {worst_tokens:,}); this file "
+                      f"contributes {mine:,}: trim it or move sections into skills",
                       data={"dirs": [str(d) for d, _, _ in dirs], "worst_tokens": worst_tokens})
 
 

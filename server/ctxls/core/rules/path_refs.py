@@ -103,6 +103,7 @@ EXT = re.compile(r"^(.+)\.([A-Za-z0-9]{1,10})$")
 _SEGMENT = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
+_REMOTES = frozenset({"origin", "upstream"})
 _VERSION_SEGMENT = re.compile(r"^v?\d+(?:\.(?:\d+|x|X|\*))*\.(?:x|X|\*)$")
 
 
@@ -183,6 +184,8 @@ def path_shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
         return None  # versions: v1.2, 3.11
     if _VERSION_SEGMENT.match(last):
         return None  # branches and version series: release/3.x, v2.x
+    if real[0] in _REMOTES and len(real) > 1:
+        return None  # `origin/release/X.Y.Z`, `upstream/main`: a remote's branch
     if "/" not in t and last.startswith(".") and last.count(".") >= 2:
         return None  # `.spec.ts`, `.agent.md`, `.test-d.ts`: a file-name suffix, the naming of a kind of file
     if stem.lower() in _PLACEHOLDER_STEMS or stem.split(".")[0].lower() in _PLACEHOLDER_STEMS \

@@ -33,6 +33,7 @@ unique directory of that name, or a directory where the file was (`routes.ts` ->
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import posixpath
 import re
@@ -49,6 +50,7 @@ from ..mentions import (CLAIM, CREATED, EXTERNAL, HISTORY, IN_OTHER_PLACE, OPTIO
 from . import rule
 from .path_index import Base, Names, ancestor_bases, name_index, root_gitignore
 from .path_refs import EXT, KNOWN_EXT, Ref, extract, import_cols, path_shape
+from .sources import vendored
 
 _CODE_EXT = KNOWN_EXT - {"md", "mdx", "markdown", "txt", "rst", "adoc", "json", "jsonc", "yaml", "yml", "toml",
                           "ini", "cfg", "conf", "csv", "lock"}
@@ -125,13 +127,17 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
       fix="Point the reference at the file's new location or delete it. When exactly one file of that name "
           "exists elsewhere, a quick fix (not applied by --fix) rewrites the path to it. Heuristics: only a *claim* "
           "that a path exists is checked (core/mentions.py classifies each mention from the clause around it, its "
-          "list item and the headings above; a sentence markdown soft-wraps over lines is read whole): a counter-example (`not x`, `❌`, \"(doesn't exist)\"), an example "
-          "(`✅`, e.g., such as, followed by e.g., a cell of a table whose header says Bad / Good), the object of a "
+          "list item, the headings above and a lead-in line ending in a colon; a sentence markdown soft-wraps over "
+          "lines is read whole): a counter-example (`not x`, `❌`, \"(doesn't exist)\"), an example "
+          "(`✅`, e.g., such as, followed by e.g., a cell of a table whose header says Bad / Good, a list under a "
+          "lead-in ending \"such as:\"), the object of a "
           "creating or writing verb (create, generate, write to, output to, save to, \"is generated\", under a "
           "\"Generated ...\" item, an imperative \"Write `x`\", install to, the built frontend in `x/`, a gitignored build output "
           "(`/static/*` ignores what goes into `static/`), \"`x.json` schema\"), a path a command on its line "
           "removes (`rm -rf x/`), "
           "a path built from a name the text makes up (\"Imagine we're implementing a new `commit3` command\"), a "
+          "file listed under a lead-in that says the agent makes them (\"You may create additional files in `x/`:\"), "
+          "a table row whose other cell says it is created (\"Created during daily housekeeping\"), a "
           "directory named as where things are put (capture, record, add ... in "
           "`docs/x/`), where a record goes (\"document them (`x.md`)\"), a renamed-away path, a conditional one (if it exists), a file of another repository (`x` "
           "in `owner/repo`, owned by the X repo, or under a path that any instruction file says is another "
@@ -140,7 +146,7 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "(`TEST_SUITE_NAME`, `ComponentName`), ids with a number for a last segment (`mvcc/insert-heavy/2000`), "
           "sibling directories written in prose as one word list (common/node/vscode-node, all three present), "
           "paths in a repository named by a link (`live in [acme/x](https://...)`), agents' own directories "
-          "(`.kiro/`, `.roo/`: info), branches (`release/3.x`) and scoped packages are not. Paths are "
+          "(`.kiro/`, `.roo/`: info), branches (`release/3.x`, a remote's `origin/main`) and scoped packages are not. Paths are "
           "resolved from the file's directory and its ancestors, from the real directory of a file reached through "
           "a symlink, as the tail of an existing path, as a name plus an extension and, for `x.js` (`.jsx`, `.mjs`, "
           "`.cjs`), as the TypeScript source TypeScript's imports name that way (`x.ts`); files the instruction "
@@ -153,7 +159,14 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "(`.claude/settings.json`), a package's export subpath (`create-app/commands` where `create-app/` holds a "
           "package.json), a path whose first directory exists nowhere in the workspace (another "
           "repository's, a package's or a sibling checkout's), a path another line of the file says is created, "
-          "optional, gone or another repository's (a file's mentions of one path usually share its purpose). "
+          "optional, gone or another repository's (a file's mentions of one path usually share its purpose), a "
+          "bare name beside other variants of its stem (`Component.client.jsx`, `Component.jsx`: a naming "
+          "convention), a path in a vendored skill (pinned by a skills lock file, its frontmatter or its own licence file: its "
+          "paths are upstream's conventions). Git history settles the first two and a path the text calls "
+          "optional (\"from `x` when available\"): when git shows the repository had a file at that path, or of "
+          "that name, deleted or renamed away after the instruction file was first committed, it is a warning "
+          "that names the commit (not for a name the root .gitignore speaks of, a runtime artifact, nor when the "
+          "file spells out a longer path of that name; `[check] git_history = false` turns this off). "
           "`ctxls check --explain CTX401` prints, per finding, the heuristic and where the path was looked for.")
 def stale_path(ws: Workspace):
     kinds = (D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD, D.RULE, D.SKILL, D.COMMAND)
@@ -161,10 +174,11 @@ def stale_path(ws: Workspace):
     if not files:
         return
     checker = _Checker(ws)
+    unsure: list[Finding] = []
     for fi in files:
         if fi.kind not in kinds:
             continue
-        yield from checker.check_file(fi, memory=False)
+        yield from _sure(checker.check_file(fi, memory=False), unsure)
     # Files the instruction files `@import` load with them: a path they name is read the same way (the
     # imports family's walk of the import graph; imported lazily, that module imports this one).
     from .imports import _importers
@@ -175,7 +189,57 @@ def stale_path(ws: Workspace):
                 fi.path.suffix.lower() not in (".md", ".markdown", ".mdx", ""):
             continue
         checked.add(fi.path)
-        yield from checker.check_file(fi, memory=False)
+        yield from _sure(checker.check_file(fi, memory=False), unsure)
+    yield from _was_there(ws, unsure)
+
+
+def _sure(found: Iterator[Finding], unsure: list[Finding]) -> Iterator[Finding]:
+    """The findings the rule is sure of; those it is unsure of (`data["unsure"]`) wait in ``unsure`` for git."""
+    for f in found:
+        if f.data.get("unsure"):
+            unsure.append(f)
+        else:
+            yield f
+
+
+def _was_there(ws: Workspace, unsure: list[Finding]) -> list[Finding]:
+    """The claims the rule is unsure of (a bare name in running text, a first directory found nowhere) are
+    warnings after all when git history shows a file at that path, or of that name, was deleted or renamed
+    away: the repository had it, and the text still names it (`core_components.ex`, folded into components/)."""
+    wanted = {}
+    ignore = ws.fs.read(ws.root / ".gitignore")
+    ignore_text = ignore.text if ignore.ok and ignore.text else ""
+    for f in unsure:
+        path = f.data["path"].lstrip("./") if f.data["path"].startswith("./") else f.data["path"]
+        name = path.rpartition("/")[2]
+        if path and not path.endswith("/") and ".." not in path.split("/") and EXT.match(name) \
+                and not _generic_name(name) and not re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", ignore_text):
+            # (a name the root .gitignore speaks of, "Transitory artifacts (WORKING.md, ...)", is made at run time:
+            # a copy once committed by mistake and deleted says nothing)
+            wanted[f.data["path"]] = path
+    history = ws.git() if wanted else None
+    removals = history.removals(wanted.values()) if history is not None else {}
+    # The file naming it must be older than the removal: one written after the file went names something else
+    # (`component.tsx` in a command added after a `component.tsx` of an old layout was deleted).
+    asked = {f.path for f in unsure if wanted.get(f.data["path"], "") in removals}
+    born = history.added(asked) if asked and history is not None else {}
+    out = []
+    for f in unsure:
+        r = removals.get(wanted.get(f.data["path"], ""))
+        if r is not None and not (f.path in born and born[f.path] <= r.time):
+            r = None
+        data = {k: v for k, v in f.data.items() if k not in ("unsure", "only_if_gone")}
+        if r is None:
+            if not f.data.get("only_if_gone"):
+                out.append(dataclasses.replace(f, data=data))
+            continue
+        if "explain" in data:
+            data["explain"] = [*data["explain"], f"git history: {r.describe()}, so the text names a file that was here"]
+        out.append(dataclasses.replace(
+            f, severity="warning", data={**data, "removed_in": r.commit, "removed_path": r.path},
+            message=f"`{f.data['text']}` does not exist: {r.describe()}; point the reference at the right path or "
+                    f"remove it"))
+    return out
 
 
 @rule("CTX402", "stale-memory", "references", "warning",
@@ -319,6 +383,7 @@ class _Checker:
         offset, body = ctx
         fctx = FileContext(body)
         template = not memory and self.ws.config.in_template_dir(self.ws.rel(fi.path))
+        upstream = vendored(self.ws, fi) if fi.kind == D.SKILL else None
         purposes = []
         told: dict[str, tuple[int, Purpose]] = {}  # paths the file says, somewhere, are created, optional, gone...
         for ref, path, state in found:
@@ -333,6 +398,14 @@ class _Checker:
                 told.setdefault(path, (ref.line, purpose))
         imagined: frozenset[str] | None = None
         for ref, path, line, purpose in purposes:
+            if purpose.kind == OPTIONAL and not memory and upstream is None:
+                # "from `core_components.ex` when available": reported only when git shows the repository had it
+                f = self._finding(fi, ref, path, bases, memory, where, own, "info",
+                                  [f"why it is not a claim: {purpose.why}", "reported only because git history "
+                                   "shows the repository had the file (see below)"])
+                f.data.update(unsure=True, only_if_gone=True)
+                yield f
+                continue
             if purpose.kind != CLAIM:
                 continue  # an example, a counter-example, a place to create, another repository...
             said = told.get(path)  # "`WORKING.md` is maintained by the AI" elsewhere in the file: it may be made
@@ -347,15 +420,25 @@ class _Checker:
             # (`commonWorker.server.ts` beside a missing `legacyWorker.server.ts`): a bare name "exists" wherever a
             # file of that name is, so `index.md` beside `overview.md` says nothing.
             ext = path.rpartition(".")[2] if "." in path.rpartition("/")[2] else None
+            # (a name of the same stem is a variant, `server.ts` vs `server.rsc.ts`: a naming pattern, no peer)
+            stem = path.split(".")[0] if "/" not in path else None
             peers = [p for r, p, st in found if r.line == ref.line and st == "exists" and p != path and
-                     ("/" in p or (ext is not None and p.endswith("." + ext) and not _generic_name(p)))]
+                     ("/" in p or (ext is not None and p.endswith("." + ext) and not _generic_name(p)
+                                   and p.split(".")[0] != stem))]
             lctx = fctx.at(ref.line - offset)
             pointed = _POINTER_BEFORE.search(line, 0, ref.col) is not None
             severity, confidence = self._confidence(ref, line, path, bases, memory, template, peers, pointed)
-            if said is not None and severity == "warning":
+            if severity == "warning" and stem is not None and "." in path and any(
+                    "/" not in p and p != path and p.split(".")[0] == stem and 0 < abs(r.line - ref.line) <= 3
+                    for r, p, _ in found):
+                # `Component.client.jsx`, `Component.server.jsx`, `Component.jsx` in one list: a naming convention
+                severity, confidence = "info", "the lines around it name other variants of the same stem " \
+                                               "(`x.client.jsx`, `x.jsx`): a naming convention"
+            if said is not None and severity in ("warning", "unsure"):
                 # (every mention of one path in a file usually shares its purpose; but the file may also name it
-                # as there after saying it was created, as a stale "Current status" note does: info, not silence)
-                severity, confidence = "info", (f"line {said[0] + 1} of the file says it is not a file that must be "
+                # as there after saying it was created, as a stale "Current status" note does: info, not silence,
+                # and a warning when git shows the repository had the file)
+                severity, confidence = "unsure", (f"line {said[0] + 1} of the file says it is not a file that must be "
                                                 f"there: {said[1].why}")
             section = example_section(lctx) if severity == "warning" and not peers and not pointed else None
             if section is not None and _names_the_section(path, section):
@@ -368,6 +451,10 @@ class _Checker:
                                   f"(`{real[0]}`, `{real[1]}`): it lists real files")
             if section is not None:
                 severity, confidence = "info", f"the line is in a section or list about examples or conventions ({section})"
+            if upstream is not None and severity in ("warning", "unsure"):
+                # (its paths are the conventions of the project it comes from, often made on first use: `docs/adr/`)
+                severity, confidence = "info", (f"the skill is vendored ({upstream}): its paths are its upstream's, "
+                                                "and an edit here is lost on the next update")
             if severity is None:
                 continue
             explain = [f"why it counts as a claim: {purpose.why}", f"confidence: {confidence}",
@@ -376,12 +463,19 @@ class _Checker:
                        "also tried: a file of that name anywhere (names without a `/`), the path as the tail of an "
                        "existing path, the name plus an extension (not for links), the file system (symlinks), "
                        "the root .gitignore"]
-            yield self._finding(fi, ref, path, bases, memory, where, own, severity, explain)
+            f = self._finding(fi, ref, path, bases, memory, where, own,
+                              "info" if severity == "unsure" else severity, explain)
+            if severity == "unsure" and not memory and not any(p.endswith("/" + path) for _, p, _ in found):
+                # (not when the file spells out a longer path of that name: `WORKING.md` is the
+                # `.module-builder/WORKING.md` it names, whatever git says of a `WORKING.md` at the root)
+                f.data["unsure"] = True
+            yield f
 
     def _confidence(self, ref: Ref, line: str, path: str, bases: list[Base], memory: bool, template: bool,
                     peers: list[str], pointed: bool = False) -> tuple[str | None, str]:
         """(severity or None to leave it out, why) of a missing path the text claims exists (``pointed``: the text
-        right before it sends the reader to it, see `_POINTER_BEFORE`)."""
+        right before it sends the reader to it, see `_POINTER_BEFORE`). "unsure": info, unless git history shows
+        the repository had the file (`_was_there`)."""
         if memory:
             return "warning", "a memory names it as a file of the workspace"
         segs = [s for s in path.rstrip("/").split("/") if s not in (".", "..")]
@@ -392,7 +486,8 @@ class _Checker:
         if path.rstrip("/") in _TOOL_LOCATIONS or path.rstrip("/").startswith(_TOOL_LOCATION_DIRS):
             return "info", ("a location an agent or editor defines for its own configuration (it reads it there "
                             "when present): the text may say where to put one rather than that it exists")
-        if len(segs) > 1 and "." not in name and self._package(first, bases):
+        if len(segs) > 1 and "." not in name and not path.endswith("/") and self._package(first, bases):
+            # (`docs/d2-spike/`, written as a directory, is no import specifier)
             return "info", (f"`{first}` is a package of the workspace (its directory has a package.json): "
                             f"`{path}` may be an import specifier of it (an `exports` entry), not a path")
         if ref.kind == "bare" and len(segs) > 2 and EXT.match(name) is None and self._siblings(segs):
@@ -409,7 +504,7 @@ class _Checker:
         if len(segs) > 1 and first not in self.names.dirs and not self._first_dir_exists(first, bases):
             # (on 27 real repositories every such path was another repository's, a package's or a sibling
             # checkout's: `../other-docs/x.mdx`, `nx/presets/npm.json`, `owner/.github/x.json`)
-            return "info", (f"its first directory `{first}/` exists nowhere in the workspace: it may be another "
+            return "unsure", (f"its first directory `{first}/` exists nowhere in the workspace: it may be another "
                             "repository's, a package's or a sibling checkout's path")
         if ref.kind == "bare" and "/" in path and EXT.match(name) is None and not path.endswith("/"):
             return "info", "words joined by slashes in prose (`capabilities/toolsets/models`), without an extension"
@@ -418,7 +513,7 @@ class _Checker:
                 return "warning", "a bare file name that its list item, table row or label describes"
             if pointed:
                 return "warning", "a bare file name the text points at (see `x`, configured in `x`)"
-            return "info", ("a bare file name (no directory) in running text: it may name a kind of file or an "
+            return "unsure", ("a bare file name (no directory) in running text: it may name a kind of file or an "
                             "illustration rather than a file here")
         return "warning", ("named as a file of this workspace (a link, or a path whose first directory exists)"
                            if ref.kind == "link" or len(segs) > 1 else "named as a file of this workspace")

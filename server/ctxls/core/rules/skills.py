@@ -195,7 +195,8 @@ SKILL_MARGIN = 1.1
           "read each. Limits: `skill_max_lines` and `skill_max_tokens` in the [check] settings. At most 10% over "
           "either is info: a few lines over the guidance is no reason to split a skill. So is a vendored skill (its "
           "frontmatter's `metadata` pins it to an upstream repository, or a skills lock file at the root, "
-          "`skills-lock.json` or `agents.toml`, names it): its length is upstream's to change.")
+          "`skills-lock.json` or `agents.toml`, names it, or it ships its own licence file: LICENSE.txt beside "
+          "SKILL.md): its length is upstream's to change.")
 def skill_body_too_long(ws: Workspace):
     max_lines = ws.config.skill_max_lines
     max_tokens = ws.config.skill_max_tokens

@@ -178,4 +178,12 @@ def vendored(ws: Workspace, fi: FileInfo) -> str | None:
     for lock, text in locks.items():
         if re.search(r"[\"'/\[]" + re.escape(name) + r"[\"'/\]]", text):
             return f"{lock} pins it to an upstream source"
+    for lic in _LICENCES:
+        # (a project's own skill falls under the project's licence; one that ships its own is a copy of another's:
+        # Anthropic's skill-creator carries LICENSE.txt)
+        if ws.exists(fi.path.parent / lic) and fi.path.parent != ws.root:
+            return f"it ships its own licence ({lic}): a copy of another project's skill"
     return None
+
+
+_LICENCES = ("LICENSE", "LICENSE.txt", "LICENSE.md", "LICENCE", "LICENCE.txt", "COPYING")

@@ -1,0 +1,77 @@
+"""CTX401 against a real git history (issue 15): a claim the rule is unsure of (a bare file name in running text,
+a first directory found nowhere) or a path the text calls optional ("when available") is a warning when git
+shows the repository had the file and the instruction file is older than its removal; info, or nothing for
+the optional one, otherwise. Repositories built here with fixed commit dates."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ctxls.core.check import CheckConfig, Workspace, run_checks
+from ctxls.core.settings import Settings
+
+from test_history import git, write
+
+NOTES = ("# Project\n\n"
+         "Out of the box, `core_components.ex` imports the icon component for hero icons.\n"
+         "- Use the `<.input>` component from `core_components.ex` when available.\n"
+         "- The team wrote a `handbook.md` of its own.\n")
+
+
+def _check(root: Path) -> dict[tuple[int, str], tuple[str, str]]:
+    (root / ".home").mkdir(exist_ok=True)
+    ws = Workspace(root, Settings(home=root / ".home", ceiling=root), CheckConfig(select=("CTX401",)))
+    res = run_checks(ws)
+    assert res.errors == []
+    return {(f.line, f.data["path"]): (f.severity, f.message) for f in res.findings}
+
+
+def _repo(tmp_path: Path, notes_first: bool, ignore: str = "") -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    write(root, "lib/web/core_components.ex", "defmodule Core do end\n")
+    write(root, ".gitignore", ignore or "_build/\n")
+    if notes_first:
+        write(root, "CLAUDE.md", NOTES)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "first", date="2025-01-01T12:00:00Z")
+    git(root, "rm", "-q", "lib/web/core_components.ex")
+    write(root, "lib/web/icon.ex", "defmodule Icon do end\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "fold core_components.ex into components", date="2025-03-01T12:00:00Z")
+    if not notes_first:
+        write(root, "CLAUDE.md", NOTES)
+        git(root, "add", "-A")
+        git(root, "commit", "-qm", "notes", date="2025-06-01T12:00:00Z")
+    return root
+
+
+def test_a_name_the_repository_had_is_a_warning(tmp_path: Path) -> None:
+    got = _check(_repo(tmp_path, notes_first=True))
+    sev, msg = got[(3, "core_components.ex")]
+    assert sev == "warning" and "was deleted on 2025-03-01" in msg and "fold core_components.ex" in msg
+    assert got[(4, "core_components.ex")][0] == "warning"  # "when available", and it was here: stale after all
+    assert got[(5, "handbook.md")][0] == "info"  # never in the history: a bare name stays unsure
+
+
+def test_a_file_written_after_the_removal_names_something_else(tmp_path: Path) -> None:
+    got = _check(_repo(tmp_path, notes_first=False))
+    assert got[(3, "core_components.ex")][0] == "info"
+    assert (4, "core_components.ex") not in got  # optional, and not this repository's old file: nothing
+    assert got[(5, "handbook.md")][0] == "info"
+
+
+def test_a_name_the_gitignore_speaks_of_is_made_at_run_time(tmp_path: Path) -> None:
+    got = _check(_repo(tmp_path, notes_first=True, ignore="# Transitory artifacts (core_components.ex, ...)\n.tmp/\n"))
+    assert got[(3, "core_components.ex")][0] == "info"
+    assert (4, "core_components.ex") not in got
+
+
+def test_without_git_history_nothing_is_promoted(tmp_path: Path) -> None:
+    root = _repo(tmp_path, notes_first=True)
+    (root / ".home").mkdir(exist_ok=True)
+    ws = Workspace(root, Settings(home=root / ".home", ceiling=root),
+                   CheckConfig(select=("CTX401",), git_history=False))
+    got = {(f.line, f.data["path"]): f.severity for f in run_checks(ws).findings}
+    assert got[(3, "core_components.ex")] == "info" and (4, "core_components.ex") not in got
