@@ -165,7 +165,9 @@ def rules_markdown() -> str:
            "Select or ignore codes (or prefixes such as `CTX2`) with `--select/--ignore` or `[check] select/ignore` "
            "in `.ctxls.toml`; override severities with `[check.severity]`; silence one finding with "
            "`<!-- ctxls-ignore CTX201 -->` on its line or the line above, or a whole file with "
-           "`<!-- ctxls-ignore-file CTX201 -->`.", "",
+           "`<!-- ctxls-ignore-file CTX201 -->`. Every rule reports at most info on a test fixture of agent "
+           "configuration: an agent's folder or a `pass/` / `fail/` case under a test directory "
+           "(`tests/fail/.claude/rules/x.md`), which is broken on purpose.", "",
            "| code | name | family | default severity | summary |", "|---|---|---|---|---|"]
     registry = load_all()
     for c, info in registry.items():

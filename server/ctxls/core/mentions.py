@@ -50,8 +50,9 @@ _MARK_IN_ROW = re.compile(r"(✅|✓|✔|❌|✗|✘|🚫)")
 
 # Words right before the mention (same clause) that make it a counter-example: "not `x`", "instead of `x`".
 _NEGATED = re.compile(r"(?:\b(?:not|never|instead\s+of|rather\s+than|avoid|don'?t\s+(?:use|add|create|put)|"
-                      r"do\s+not\s+(?:use|add|create|put)|no\s+more|without)\s+(?:\S+\s+){0,2}$"
-                      r"|\b(?:ships|has|have|there\s+is|there\s+are|with|contains?)\s+no\s+$)", re.IGNORECASE)
+                      r"do\s+not\s+(?:use|add|create|put)|no\s+more|without)[*_]{0,2}\s+(?:\S+\s+){0,2}$"
+                      r"|\b(?:ships|has|have|there\s+is|there\s+are|with|contains?)\s+(?:\w+ly\s+)?no\s+$)",
+                      re.IGNORECASE)
 _ABSENT_AFTER = re.compile(r"^\W{0,3}\(?\s*(?:doesn'?t|does\s+not|do\s+not|don'?t|won'?t)\s+exist|^\W{0,3}\(?\s*"
                            r"(?:removed|deleted|gone|deprecated|obsolete|legacy,\s+removed)\b"
                            r"|^\W{0,3}\s*(?:is|are)\s+not\s+(?:a|an|the|part\s+of)\b|^\W{0,3}\s*(?:isn'?t|aren'?t)\s+(?:a|an)\b",
@@ -60,8 +61,9 @@ _ABSENT_AFTER = re.compile(r"^\W{0,3}\(?\s*(?:doesn'?t|does\s+not|do\s+not|don'?
 # Example markers right before the mention ("e.g. `x`", "such as `x`", "like `x`").
 _EXAMPLE_BEFORE = re.compile(
     r"(?:\be\.\s?g\.|\bi\.\s?e\.|\bfor\s+(?:example|instance)|\bsuch\s+as|\blike|\bsay|\bpar\s+exemple|"
-    r"\bpor\s+ejemplo|\bz\.\s?b\.|(?<![\w.])(?:examples?|samples?)\b|例[:：]|例えば|例如|比如)\W*(?:\S+\s+){0,3}\W*$", re.IGNORECASE)
-_EXAMPLE_AFTER = re.compile(r"^\W{0,3}\s*,?\s*(?:e\.\s?g\.|i\.\s?e\.|for\s+(?:example|instance)|as\s+an?\s+example)",
+    r"\bpor\s+ejemplo|\bz\.\s?b\.|(?<![\w./-])(?:examples?|samples?)\b(?![/-])|例[:：]|例えば|例如|比如)\W*(?:\S+\s+){0,3}\W*$", re.IGNORECASE)
+# (not "`x.go` for examples of testing ...": the file holds examples)
+_EXAMPLE_AFTER = re.compile(r"^\W{0,3}\s*,?\s*(?:e\.\s?g\.|i\.\s?e\.|for\s+(?:example|instance)\b|as\s+an?\s+example\b)",
                             re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.;!?](?:\s|$)|\|")
 # After an example marker, a verb after the path makes the sentence a statement about the file ("For example,
@@ -96,6 +98,7 @@ _CREATED_AFTER = re.compile(
 # "Write `apps/e2e/tests/adhoc.spec.ts`, importing ...", "3. Create a new `x`": an imperative that makes the file.
 _MAKE_IMPERATIVE = re.compile(
     r"^\W*(?:\d+[.)]\s*)?(?:(?:then|now|next|first|finally),?\s+)?(?:write|create)\s+(?:(?:a|an|the|new|temporary|temp|"
+    r"separate|dedicated|own|additional|another|"
     r"throwaway|one-?off|ad-?hoc|scratch|small|test|spec|file|script)\s+)*\W*$", re.IGNORECASE)
 # `rm -rf e2e-tests/shots/` on a command line: the instruction removes it (a temporary place).
 _REMOVED_BY = re.compile(r"\brm\s+(?:-\w+\s+)*(?:\S+\s+){0,4}$")
@@ -117,15 +120,21 @@ _RECORDED_IN = re.compile(r"(?:^|[,;:]|\band|\bthen)\s*(?:\W{0,2})(?:document|re
 # the new path, which must exist).
 _HISTORY_BEFORE = re.compile(
     r"\b(?:renam\w*|mov(?:e|ed|ing)|delet\w*|remov\w*|replac\w*|deprecat\w*|formerly|used\s+to\s+be|dropp\w*|"
-    r"split|migrat\w*)(?:\s+(?!to\b|into\b|with\b|by\b|in\b)\S+){0,2}\s*\W*$", re.IGNORECASE)
+    r"split|migrat\w*)(?:\s+(?!to\b|into\b|with\b|by\b|in\b)\S+){0,2}\s*\W*$"
+    r"|\bno\s+longer\s+\w+(?:\s+\w+)?\s+(?:in|at|from|under|to)\W*$", re.IGNORECASE)
 _HISTORY_AFTER = re.compile(
     r"^\W{0,3}\s*(?:\(?(?:deprecated|removed|deleted|legacy|obsolete|gone|old)\b|(?:was|were|has\s+been|have\s+been|"
     r"is|are|got)\s+(?:now\s+)?(?:renamed|moved|deleted|removed|replaced|deprecated|split|merged|gone|obsolete|"
-    r"cancell?ed|canceled|rejected|retired|dropped|no\s+longer))", re.IGNORECASE)
+    r"cancell?ed|canceled|rejected|retired|dropped|no\s+longer)|(?:(?:file|directory|folder|dir)\s+)?"
+    r"(?:no\s+longer\s+exists?|(?:do|does)\s+not\s+exist\s+anymore))", re.IGNORECASE)
 # "`packages/core`, `workflow-engine` and `x` are deleted": the predicate of the sentence the path opens.
 _HISTORY_PREDICATE = re.compile(
-    r"^[^.;!?]{0,160}?\b(?:are|were|was|is|have\s+been|has\s+been)\s+(?:now\s+)?(?:all\s+)?[*_]{0,2}(?:deleted|removed|"
-    r"cancell?ed|canceled|rejected|retired|dropped|gone|deprecated)\b", re.IGNORECASE)
+    r"^(?:`[^`]*`|[^.;!?`]){0,200}?\b(?:(?:are|were|was|is|have\s+been|has\s+been)\s+(?:now\s+)?(?:all\s+)?[*_]{0,2}(?:deleted|removed|"
+    r"cancell?ed|canceled|rejected|retired|dropped|gone|deprecated)\b|no\s+longer\s+exists?\b)", re.IGNORECASE)
+
+# "## History note: the rt-oracle registry", "### Retired": what the section names is gone by intent.
+_HISTORY_HEADING = re.compile(r"\b(?:history|historical|retired|removed|legacy\s+\(removed\)|changelog)\b",
+                              re.IGNORECASE)
 
 # Another repository named around the mention: "in `acme/other`", "owned by the Documentation repo".
 _OTHER_REPO = re.compile(
@@ -169,6 +178,12 @@ _GENERATED_PARENT = re.compile(
 # names files the agent makes.
 _AGENT_MAKES = re.compile(r"\b(?:you|agents?|claude|the\s+(?:ai|agent|assistant|model))\b[^.;:]{0,30}?\b"
                           r"(?:create|generate|write|maintain|keep)s?\b", re.IGNORECASE)
+# "- **Examples**: `references/finance.md` for ..., `references/api_docs.md` for ...": every path of the item.
+_EXAMPLES_LABEL = re.compile(r"^\s*(?:[-*+]|\d+[.)])?\s*(?:\*\*|__)?(?:e\.\s?g\.|examples?|for\s+example|samples?)"
+                             r"(?:\*\*|__)?\s*[:：]", re.IGNORECASE)
+# "A `scripts/rotate_pdf.py` script would be helpful to store in the skill": hypothetical.
+_WOULD_BE = re.compile(r"^`?\W{0,3}(?:[\w-]+\s+){0,6}would\s+be\s+(?:helpful|useful|good|nice|handy|valuable)\b",
+                       re.IGNORECASE)
 # "... then run focused validation such as:": the list below it holds examples.
 _EXAMPLES_LEAD = re.compile(r"\b(?:such\s+as|for\s+(?:example|instance)|e\.\s?g\.|examples?|like)\W*:\s*$",
                             re.IGNORECASE)
@@ -336,6 +351,7 @@ _GOOD_HEADER = re.compile(r"^\W*(?:good|right|correct|do|prefer(?:red)?|examples
 
 _EXAMPLE_CELL = re.compile(r"\|\s*(?:\*\*|__)?(?:e\.g\.|examples?)\s*(?:\*\*|__)?\s*[:：]", re.IGNORECASE)
 _BRANCH_BEFORE = re.compile(r"\bbranch(?:es)?\s+(?:names?|naming|prefix(?:es)?|patterns?|like|such\s+as)\b[^.;]{0,30}$"
+                            r"|\bbranch\b[^.;]{0,40}?\b(?:named|called)\s*`?$"
                             r"|\bgit\s+(?:checkout\s+-b|switch\s+-c|branch)\s*$", re.IGNORECASE)
 _MODULE_FROM = re.compile(r"\b(?:import\w*|use|uses|using|require)\b[^.;]{0,40}\bfrom\s*$", re.IGNORECASE)
 
@@ -439,6 +455,10 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
                                 "about the file itself")
     if _EXAMPLE_AFTER.match(after):
         return Purpose(EXAMPLE, "followed by an example marker (`x`, e.g. ...)")
+    if _EXAMPLES_LABEL.match(item):
+        return Purpose(EXAMPLE, "its line or list item is labelled as examples (**Examples**: ...)")
+    if _WOULD_BE.match(after):
+        return Purpose(EXAMPLE, "the text says it would be useful: a file one could make, not one that is there")
     if ctx.lead and _EXAMPLES_LEAD.search(ctx.lead):
         return Purpose(EXAMPLE, f"listed under {_quote(ctx.lead)}, which introduces examples")
     # 3. something created, written or generated there
@@ -452,7 +472,7 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
         return Purpose(EXAMPLE, "the text describes the format of such a file (`x.json` schema)")
     if _CREATED_AFTER.match(after):
         return Purpose(CREATED, "the text after the path says it is created, generated or written")
-    if _MAKE_IMPERATIVE.match(_sentence_before(line, col)):
+    if _MAKE_IMPERATIVE.match(_sentence_before(line, col)) or _MAKE_IMPERATIVE.match(before):
         return Purpose(CREATED, "the object of an imperative that makes it (Write `x`, Create a new `x`)")
     if _REMOVED_BY.search(line[:col]):
         return Purpose(CREATED, "a command on the line removes it (rm): a temporary path")
@@ -473,6 +493,8 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
     # 4. history: renamed, moved, removed
     if _HISTORY_BEFORE.search(before) or _HISTORY_AFTER.match(after) or _HISTORY_PREDICATE.match(after):
         return Purpose(HISTORY, "the clause says it was renamed, moved, removed or replaced")
+    if ctx.headings and _HISTORY_HEADING.search(ctx.headings[-1]):
+        return Purpose(HISTORY, f"under {_quote(ctx.headings[-1])}, which tells the history")
     # 5. present only sometimes
     sentence = _sentence_before(line, col)
     if _CONDITIONAL_BEFORE.search(sentence) or _CONDITIONAL_AFTER.match(after):

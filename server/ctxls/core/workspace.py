@@ -29,6 +29,12 @@ if TYPE_CHECKING:
     from .history import History
 
 
+_TEST_DIRS = frozenset({"test", "tests", "spec", "specs", "__tests__", "e2e", "testdata", "test-fixtures",
+                        "test_fixtures", "__fixtures__"})
+_AGENT_DIRS = frozenset({".claude", ".cursor", ".github", ".agents", ".gemini", ".codex", ".windsurf", ".kiro"})
+_CASE_DIRS = frozenset({"pass", "fail", "valid", "invalid", "good", "bad"})
+
+
 @dataclass(frozen=True)
 class CheckConfig:
     """Options of the rule engine (`[check]` table of .ctxls.toml; defaults documented in docs/rules.md)."""
@@ -80,6 +86,17 @@ class CheckConfig:
             low = seg.lower()
             if low in self.template_dirs or low.endswith(("_templates", "-templates")):
                 return True
+        return False
+
+    def in_test_fixture(self, rel: str) -> bool:
+        """Whether root-relative posix path ``rel`` lies in a test fixture of agent configuration: an agent's
+        folder (`.claude/`, `.cursor/`, ...) or a `pass/` / `fail/` case under a test directory
+        (`tests/fail/.claude/rules/x.md`, the cases of a linter of instruction files). Nobody's agent reads it as
+        this project's instructions, and its mistakes are on purpose."""
+        segs = [s.lower() for s in rel.split("/")[:-1]]
+        for i, seg in enumerate(segs):
+            if seg in _TEST_DIRS:
+                return any(t in _AGENT_DIRS or t in _CASE_DIRS for t in segs[i + 1:])
         return False
 
     def enabled(self, code: str) -> bool:

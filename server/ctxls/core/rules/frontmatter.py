@@ -236,12 +236,24 @@ def _unclosed(fi: FileInfo) -> Finding | None:
           "quick fix renames misspelt fields; --fix applies it only when case or `_`/`-` alone differ and the field "
           "grants no permissions (`argument_hint` -> `argument-hint`); `allowed_tools` -> `allowed-tools` and "
           "`globs` -> `paths` change what the agent may do or load, so they are offered, not applied. A field of a vendored skill (pinned upstream by its frontmatter's `metadata` or a skills lock file) is "
-          "info: change it upstream, an edit here is lost on the next update.")
+          "info: change it upstream, an edit here is lost on the next update. So is a field that four or more "
+          "commands (or skills) of one folder share (`handoffs:` in spec-kit's commands, `category:` and `tags:` in "
+          "OpenSpec's): the tool that generated them wrote it and writes it again; `name:` excepted, which says "
+          "the author expects it to name the command.")
 def frontmatter_unknown_field(ws: Workspace):
+    files = []
+    family: dict[tuple[str, str], int] = {}  # (folder, unknown field) -> how many commands or skills there have it
     for fi in sources(ws, D.RULE, D.SKILL, D.COMMAND, D.MEMORY_INDEX, D.MEMORY_TOPIC, D.CLAUDE_MD, D.CLAUDE_LOCAL_MD):
         fm = read_frontmatter(fi)
         if fm is None or not isinstance(fm.data, dict):
             continue
+        files.append((fi, fm))
+        if fi.kind in (D.COMMAND, D.SKILL):
+            where = str(fi.path.parent.parent if fi.kind == D.SKILL else fi.path.parent)
+            for key in fm.data:
+                if isinstance(key, str) and _unknown_field(fi.kind, key, fm.data) is not None:
+                    family[(where, key)] = family.get((where, key), 0) + 1
+    for fi, fm in files:
         for key in fm.data:
             if not isinstance(key, str):
                 continue
@@ -277,10 +289,24 @@ def frontmatter_unknown_field(ws: Workspace):
             if severity == "warning" and fi.kind == D.SKILL and (upstream := vendored(ws, fi)) is not None:
                 severity, fixes = "info", []
                 msg += f" (a vendored skill: {upstream}; change it upstream, an edit here is lost on update)"
+            elif severity == "warning" and rename is None and key != "name" and fi.kind in (D.COMMAND, D.SKILL) \
+                    and family.get(
+                    (str(fi.path.parent.parent if fi.kind == D.SKILL else fi.path.parent), key), 0) >= _FAMILY:
+                # `handoffs:` in every spec-kit command, `category:`/`tags:` in every OpenSpec one: a tool that
+                # generates the folder wrote it; inert here, and written again on the tool's next update
+                severity, fixes = "info", []
+                msg += (f" (the {family[(str(fi.path.parent.parent if fi.kind == D.SKILL else fi.path.parent), key)]}"
+                        f" {'skills' if fi.kind == D.SKILL else 'commands'} of this folder carry it: a field of the "
+                        f"tool that generates them, rewritten on its next update)")
             yield Finding("CTX502", severity, fi.path, key_span(fi, line, key), msg, fixes=fixes)
 
 
 _PERMISSION_FIELDS = frozenset({"allowed-tools", "hooks", "shell", "agent", "context"})
+_FAMILY = 4
+"""Commands (or skills) of one folder that carry the same unknown field: a generating tool's convention
+(spec-kit's `handoffs:` in 5 commands, OpenSpec's `category:` and `tags:` in 10). Three skills copied by hand
+(`invocable: true`) are not; nor is `name:`, which says the author expects it to name the command (a
+misunderstanding worth fixing even when a tool wrote it)."""
 
 # Windsurf (no profile): where it reads rule files, and what says the workspace uses it at all.
 _WINDSURF_DIRS = (".windsurf/rules", ".agent/rules", ".agents/rules")

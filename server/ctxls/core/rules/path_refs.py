@@ -107,6 +107,12 @@ _REMOTES = frozenset({"origin", "upstream"})
 _VERSION_SEGMENT = re.compile(r"^v?\d+(?:\.(?:\d+|x|X|\*))*\.(?:x|X|\*)$")
 
 
+# A qualified name: a lower-case package or module, then an exported (capitalised, camel-case) name.
+_SYMBOL = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*)+$")
+# One-letter slots for a number or a name: `vN`, `N-slug`, `X.md`, `vX.Y.Z`.
+_MIXED_CASE_EXT = frozenset({"Rmd", "Rproj", "RData", "Rdata", "Rhistory"})
+_SLOT = re.compile(r"^(?:v?[NXYZ](?:-[a-z][\w-]*)?|[XYZ]\.[a-z]{1,5})$")
+_VERSION_SLOT = re.compile(r"^v?[XYZN](?:\.[XYZN]){1,3}$")
 _PLACEHOLDER_NAME = re.compile(r"(?:^|[-_.])(?:X{2,}|x{3,}|N{3,}|YYYY)(?:[-_.]|$)|[a-z]Here(?:[-_.]|$)|(?:^|[-_])here(?:[-_.]|$)")
 
 
@@ -193,8 +199,13 @@ def path_shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
         return None
     if any(_PLACEHOLDER_SEGMENT.match(s) for s in real):
         return None
-    if any(_PLACEHOLDER_WORD.match(s.split(".")[0]) for s in real):
+    if kind != "link" and any(_PLACEHOLDER_WORD.match(s.split(".")[0]) for s in real):
+        # (a link names its target on purpose: `[guide](BREADCRUMBS_GUIDE.md)` is a file's name, no slot)
         return None  # `test/TEST_SUITE_NAME/e2e.spec.ts`, `src/fields/ComponentName/`: a slot for a name
+    if _SYMBOL.match(last) and last.rpartition(".")[2] not in _MIXED_CASE_EXT:
+        return None  # `pkg/syncx.OnceValues`, `asyncio.Lock`, `maputil.Set.MarshalJSON`: a package's symbol
+    if _SLOT.match(last) or _VERSION_SLOT.match(last):
+        return None  # `persisted_settings_baselines/vN/`, `client/vX.Y.Z`, `bugfix/N-slug`, `docs/X.md`
     has_slash = "/" in t
     if not has_slash and last.lower() in _INSTRUCTION_KINDS:
         return None

@@ -16,6 +16,7 @@ from ..workspace import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
 from ..markdown import code_spans, first_paragraph, structure
 from ..skills import truthy
+from ..mentions import EXAMPLE, LineContext, classify
 from . import rule
 from .path_index import name_index
 from .sources import (FM, NAME_RE, PORTABLE_DESC_MAX, PORTABLE_NAME_MAX, claude_base, read_frontmatter,
@@ -114,7 +115,8 @@ def _name_problem(name: Any, dirname: str) -> str | None:
           "description + `when_to_use` at 1,536 characters in the skill listing.",
       example="```markdown\n---\nname: deploy\n---\n# Deploy\n\nThis skill has several steps.\n```",
       fix="Write a one- or two-sentence description that says what the skill does and when to use it, under "
-          "1,024 characters. The quick fix (not applied by --fix) adds the first paragraph as a starting point.")
+          "1,024 characters. The quick fix (not applied by --fix) adds the first paragraph as a starting point. A vendored skill's description (a skills lock file, boost.json, its frontmatter or its own "
+          "licence pins it) is info: it is upstream's to change.")
 def skill_description(ws: Workspace):
     cap = ws.settings.skill_desc_cap
     for fi in sources(ws, D.SKILL, D.COMMAND):
@@ -137,17 +139,19 @@ def skill_description(ws: Workspace):
                           f"the first paragraph of the body; write it as one line of text")
             continue
         flat = " ".join(desc.split())
+        # a vendored skill's description is upstream's to change (an edit here is lost on update): info
+        sev = "info" if is_skill and vendored(ws, fi) is not None else "warning"
         when = data.get("when_to_use")
         listed = flat
         if isinstance(when, str) and when.strip():
             listed = f"{flat} - {' '.join(when.split())}"
         if len(listed) > cap:
             extra = " with when_to_use" if listed != flat else ""
-            yield Finding("CTX504", "warning", fi.path, value_span(fi, line),
+            yield Finding("CTX504", sev, fi.path, value_span(fi, line),
                           f"Description{extra} is {len(listed):,} characters: the skill listing truncates it at "
                           f"{cap:,}; shorten it to under {PORTABLE_DESC_MAX:,} and move detail into the body")
         elif is_skill and len(flat) > PORTABLE_DESC_MAX:
-            yield Finding("CTX504", "warning", fi.path, value_span(fi, line),
+            yield Finding("CTX504", sev, fi.path, value_span(fi, line),
                           f"Description is {len(flat):,} characters, over the {PORTABLE_DESC_MAX:,}-character limit "
                           f"of the Agent Skills spec (the Skills API rejects it); shorten it and move detail into "
                           f"the body")
@@ -265,6 +269,7 @@ _LINK_RE = re.compile(r"!?\[(?:[^\]\\]|\\.)*\]\(\s*(<[^>\n]*>|[^)\s]+)(?:\s+(?:\
 _EXT_RE = re.compile(r"\.[A-Za-z0-9]{1,8}$")
 _PLACEHOLDER_NEXT = set("<{*[$%?")
 # Lines about files the skill makes rather than reads.
+_NO_CONTEXT = LineContext((), (), "")
 _CREATES_RE = re.compile(
     r"\b(?:creat(?:e|es|ed|ing)|(?:re)?generat(?:e|es|ed|ing)|outputs?|save[sd]?|saving|writes?|written|writing|"
     r"emits?|produces?|scaffold\w*|renam(?:e|ed|ing)|moved?|delet(?:e|ed|ing)|remov(?:e|ed|ing)|add(?:s|ed|ing)?\s+"
@@ -287,7 +292,8 @@ _OUTPUT_ARG_RE = re.compile(r"(?:>>?|\s-o|--out(?:put)?(?:=|\s))\s*[\"']?$")
           "fix (not applied by --fix) says so. Also resolved: a path the line says is another skill's "
           "(\"`references/x.md` in the `frontend` skill\"), and a command after a `cd DIR` in the same code "
           "block, from DIR; a path that the project has at a longer path (`scripts/x.sh` at `packages/y/scripts/"
-          "x.sh`: written from the package) is info.")
+          "x.sh`: written from the package) is info. Not checked: a path the text gives as an example (\"**Examples**: `references/x.md`\", "
+          "\"e.g.\", \"a `scripts/x.py` script would be helpful\").")
 def skill_missing_bundled_file(ws: Workspace):
     for fi in sources(ws, D.SKILL):
         if not _may_hold_refs(fi.text or "", False):
@@ -326,6 +332,8 @@ def skill_missing_bundled_file(ws: Workspace):
             if not in_code and _CREATES_RE.search(raw.lower()):
                 continue  # "write the report to `assets/report.md`": the file need not exist yet
             for col, text, target, skill_only in _refs_in_line(raw.rstrip("\r"), in_code):
+                if not in_code and classify(raw, col, col + len(text), _NO_CONTEXT).kind == EXAMPLE:
+                    continue  # "- **Example**: `scripts/rotate_pdf.py` for PDF rotation": a file a skill might have
                 rel = os.path.normpath(target)
                 if any(seg in D.SKIP_DIRS for seg in rel.split(os.sep)):
                     continue  # `node_modules/x/dist/index.mjs`: the project's dependencies, not the skill's files

@@ -154,7 +154,7 @@ def skill_dir_name(fi: FileInfo) -> str:
 # Frontmatter of a skill copied from another repository (`metadata: {github-repo: ..., github-tree-sha: ...}`).
 _UPSTREAM_KEYS = frozenset({"github-repo", "github-tree-sha", "source-repo", "upstream", "source"})
 # Lock files of skill installers, which pin a skill to an upstream source by name.
-_SKILL_LOCKS = ("skills-lock.json", "agents.toml", "skills.lock", ".skills-lock.json")
+_SKILL_LOCKS = ("skills-lock.json", "agents.toml", "skills.lock", ".skills-lock.json", "boost.json")  # (boost.json: Laravel Boost)
 
 
 def vendored(ws: Workspace, fi: FileInfo) -> str | None:
