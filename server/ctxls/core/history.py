@@ -471,10 +471,13 @@ class History:
         return {rels[r]: t for r, t in (got or {}).items()}  # type: ignore[union-attr]
 
     # ------------------------------------------------------------------ removals
-    def removals(self, paths: Iterable[str]) -> dict[str, Removal]:
+    def removals(self, paths: Iterable[str], budget: float = REMOVALS_TIMEOUT_S, settle: bool = False
+                 ) -> dict[str, Removal]:
         """For workspace-relative file paths that no longer exist, the latest commit that deleted or renamed a
         file at that path (a path without a directory, or under one, matches it in any directory: `web.py` is
-        `services/stats/web.py` deleted)."""
+        `services/stats/web.py` deleted). ``budget``: seconds the log may be read for; a path it did not answer
+        is asked again next time, unless ``settle`` (then it counts as never removed until `HEAD` moves: a
+        language server re-checking on every edit must not read the log each time)."""
         if self._head is None and not self.refresh():
             return {}
         head = self._head
@@ -493,7 +496,7 @@ class History:
         if not todo:
             return out
         cwd = str(self.root)
-        found, complete = _log_removals(cwd, head, todo)
+        found, complete = _log_removals(cwd, head, todo, budget=budget)
         renames = _renames(cwd, sorted({r[1] for r in found.values()}))
         targets = {renames[(r[1], r[0])] for r in found.values() if (r[1], r[0]) in renames}
         present = _at_head(cwd, head, sorted(targets))
@@ -506,7 +509,7 @@ class History:
                 if removal.renamed_to is not None and removal.renamed_to not in present:
                     removal = _follow(cwd, head, removal)  # renamed again, or deleted since
                 out[p] = removal
-            if got is not None or complete:
+            if got is not None or complete or settle:
                 self._removals[(head, p)] = removal  # a path the time ran out for is asked again next time
         return out
 
@@ -551,7 +554,7 @@ def _glob_escape(p: str) -> str:
     return "".join("\\" + c if c in "*?[]\\" else c for c in p)
 
 
-def _log_removals(cwd: str, head: str, paths: list[str], exact: bool = False
+def _log_removals(cwd: str, head: str, paths: list[str], exact: bool = False, budget: float = REMOVALS_TIMEOUT_S
                   ) -> tuple[dict[str, tuple[str, str, int, str]], bool]:
     """Requested path -> (removed path, commit, commit time, subject) of the newest commit that deleted or
     renamed it (every side branch included), from a `git log` read as it streams and stopped once every path
@@ -568,7 +571,7 @@ def _log_removals(cwd: str, head: str, paths: list[str], exact: bool = False
     except Exception as exc:
         log.debug("git log failed: %s", exc)
         return out, False
-    timer = threading.Timer(REMOVALS_TIMEOUT_S, _kill, (proc,))  # a blocked read ends when git is killed
+    timer = threading.Timer(budget, _kill, (proc,))  # a blocked read ends when git is killed
     ended = False
     try:
         timer.start()

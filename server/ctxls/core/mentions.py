@@ -63,7 +63,8 @@ _EXAMPLE_BEFORE = re.compile(
     r"(?:\be\.\s?g\.|\bi\.\s?e\.|\bfor\s+(?:example|instance)|\bsuch\s+as|\blike|\bsay|\bpar\s+exemple|"
     r"\bpor\s+ejemplo|\bz\.\s?b\.|(?<![\w./-])(?:examples?|samples?)\b(?![/-])|例[:：]|例えば|例如|比如)\W*(?:\S+\s+){0,3}\W*$", re.IGNORECASE)
 # (not "`x.go` for examples of testing ...": the file holds examples)
-_EXAMPLE_AFTER = re.compile(r"^\W{0,3}\s*,?\s*(?:e\.\s?g\.|i\.\s?e\.|for\s+(?:example|instance)\b|as\s+an?\s+example\b)",
+_EXAMPLE_AFTER = re.compile(r"^\W{0,3}\s*,?\s*(?:e\.\s?g\.|i\.\s?e\.|for\s+(?:example|instance)\b|as\s+an?\s+example\b|"
+                            r"or\s+(?:similar|equivalent|the\s+like)\b)",
                             re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.;!?](?:\s|$)|\|")
 # After an example marker, a verb after the path makes the sentence a statement about the file ("For example,
@@ -133,8 +134,13 @@ _HISTORY_PREDICATE = re.compile(
     r"cancell?ed|canceled|rejected|retired|dropped|gone|deprecated)\b|no\s+longer\s+exists?\b)", re.IGNORECASE)
 
 # "## History note: the rt-oracle registry", "### Retired": what the section names is gone by intent.
-_HISTORY_HEADING = re.compile(r"\b(?:history|historical|retired|removed|legacy\s+\(removed\)|changelog)\b",
-                              re.IGNORECASE)
+_HISTORY_HEADING = re.compile(r"\b(?:history|historical|retired|removed|legacy\s+\(removed\)|changelog)\b"
+                              r"|\bfiles?\s+to\s+(?:rename|remove|delete|move|retire)\b", re.IGNORECASE)
+
+# Package names that end like files: `spectral.js`, `socket.io.js`, `RxInfer.jl`.
+_PACKAGE_EXT = re.compile(r"\.(?:js|jl)$")
+_DEPENDENCIES = re.compile(r"\b(?:dependenc(?:y|ies)|packages?|librar(?:y|ies)|npm|third[- ]party)\b", re.IGNORECASE)
+_RUNS_AS = re.compile(r"^`?\s+(?:runs?\s+)?as\s+an?\b|^`?\s+(?:client|library|package|sdk)\b", re.IGNORECASE)
 
 # Another repository named around the mention: "in `acme/other`", "owned by the Documentation repo".
 _OTHER_REPO = re.compile(
@@ -156,7 +162,8 @@ IN_OTHER_PLACE = re.compile(r"^`?\s+in\s+`([A-Za-z0-9_-]+)/([A-Za-z0-9_.-]+)`")
 
 # "if branch-context files exist (`x`)", "`x` (if any)": present only sometimes.
 _CONDITIONAL_BEFORE = re.compile(r"\b(?:if|when|where|unless|whether)\b[^.;]{0,60}?\b(?:exists?|present|available|any)\b"
-                                 r"[^.;]{0,20}$", re.IGNORECASE)
+                                 r"[^.;]{0,20}$|\bif\s+(?:you(?:'re|\s+are)\s+)?(?:not\s+)?using\b(?:[^.;]|\.(?=\w)){0,80}$",
+                                 re.IGNORECASE)
 # "check for `x`", "look for `x`": whether it is there is the question.
 _CHECKED_BEFORE = re.compile(r"\b(?:check(?:s|ing)?\s+(?:for|whether|if)|look(?:s|ing)?\s+for|search(?:es|ing)?\s+for)\b"
                              r"(?:(?!\.\s)[^;:]){0,60}$", re.IGNORECASE)
@@ -172,8 +179,10 @@ _CONDITIONAL_AFTER = re.compile(r"^\W{0,3}\s*\(?\s*(?:if|when)\s+(?:it\s+|one\s+
 _EXAMPLE_HEADING = re.compile(
     r"\b(?:examples?|samples?|illustrat\w*|naming|conventions?|good\s+vs\.?\s+bad|do'?s\s+and\s+don'?ts|"
     r"anti-?patterns?|correct|incorrect|templates?|placeholders?)\b", re.IGNORECASE)
+# (and a heading or lead-in that lists what a step outputs: "### Output Products", "Outputs:", "Output files")
 _GENERATED_PARENT = re.compile(
-    r"\b(?:(?:auto-?)?generated|build\s+outputs?|artifacts|temporary|gitignored|auto-?created)\b", re.IGNORECASE)
+    r"\b(?:(?:auto-?)?generated|build\s+outputs?|artifacts|temporary|gitignored|auto-?created)\b"
+    r"|^\W*(?:\d+[.)]\s*)?(?:\w+\s+)?outputs?(?:\s+(?:products?|files?|artifacts?|locations?))?\W*$", re.IGNORECASE)
 # "You may create additional files in `x/` as needed:", "You maintain these files:": a list or table under it
 # names files the agent makes.
 _AGENT_MAKES = re.compile(r"\b(?:you|agents?|claude|the\s+(?:ai|agent|assistant|model))\b[^.;:]{0,30}?\b"
@@ -510,6 +519,11 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
         return Purpose(EXAMPLE, "the sentence is about git branch names")
     if "." not in line[col:end].rsplit("/", 1)[-1] and _MODULE_FROM.search(before):
         return Purpose(EXTERNAL, "an import's module specifier (use `x` from `pkg/sub`)")
+    if "/" not in line[col:end] and _PACKAGE_EXT.search(line[col:end]) and any(
+            _DEPENDENCIES.search(t) for t in (ctx.table_header, *ctx.headings[-1:], ctx.lead) if t):
+        return Purpose(EXTERNAL, "a package's name in a list or table of dependencies (`spectral.js`)")
+    if "/" not in line[col:end] and _PACKAGE_EXT.search(line[col:end]) and _RUNS_AS.match(after):
+        return Purpose(EXTERNAL, "a library the text says runs as something (`revolt.js` as a client)")
     # 6. another repository
     if _REPO_NAMED.match(after) and line[col:end].count("/") == 1:
         return Purpose(EXTERNAL, "the name of a repository (`owner/name` repository)")

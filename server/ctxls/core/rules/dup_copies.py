@@ -352,6 +352,19 @@ def negated_by_heading(ws: Workspace, f: Finding) -> bool:
     return under(f.path, f.span.start_line) != under(r.path, r.span.start_line)
 
 
+def lead_in_info(ws: Workspace, f: Finding) -> Finding:
+    """A CTX202 finding between two lead-ins of lists ("Phase 3 milestones are:" / "Phase 1 milestones are:"):
+    each introduces its own list, so a changed number or word names another list, not a stale copy: info."""
+    if f.severity != "warning" or not f.related:
+        return f
+    facts = _FactsOf(ws)
+    r = f.related[0]
+    if not (facts(f.path).introduces_a_list(f.span.start_line) and facts(r.path).introduces_a_list(r.span.start_line)):
+        return f
+    return _info(f, f"{f.message.split(';', 1)[0]}; each version introduces its own list: check they are meant to "
+                    f"differ", "both versions end with a colon and open a list: lead-ins of two lists", keep_fixes=True)
+
+
 def wording_info(f: Finding, kind: str = "content") -> Finding:
     """A CTX202 finding whose versions differ only in a content word (no number, negation or strength changed):
     on real repositories that was two wordings of one rule, or parallel rules for two subjects (`#### Agent

@@ -36,7 +36,7 @@ from .. import model as M
 from ..workspace import Workspace, same_items
 from . import rule
 from .dup_analysis import Analysis
-from .dup_copies import negated_by_heading, regroup, variant_info, wording_info
+from .dup_copies import lead_in_info, negated_by_heading, regroup, variant_info, wording_info
 from .dup_disagree import HARD
 from .dup_disagree import disagree
 from .dup_units import STOP_WORDS, Source, content_words, extract_units, file_units, normalise, similarity
@@ -216,7 +216,8 @@ def duplicate_instruction(ws: Workspace):
           "differ in prose words only, which on 40 real repositories was a rewording or a rule for another "
           "subject every time. Both versions in one file, in different sections, is the same case. A negation "
           "that only one version writes, when the other sits under a heading or label that negates what it lists "
-          "(`## Don't`, `**Avoid:**`), is no contradiction: info.",
+          "(`## Don't`, `**Avoid:**`), is no contradiction: info. Nor are two lead-ins of two lists (\"Phase 1 "
+          "milestones are:\" / \"Phase 3 milestones are:\"): info.",
       example="```markdown\n<!-- CLAUDE.md -->\n- Database migrations MUST be reversible.\n\n"
               "<!-- services/api/CLAUDE.md -->\n- Database migrations should be reversible.\n```",
       fix="Decide which version is right, update it, and delete the other copy (or keep it only where it "
@@ -239,7 +240,7 @@ def diverged_instruction(ws: Workspace):
             kind = "unknown" if m is None else disagree(a.files, m)
             if kind == "negation" and f.related and negated_by_heading(ws, f):
                 kind = "content"  # "Use dashes in group names" under `## Don't`: the heading says the "not"
-            v = keep[id(f)] = (f, kind, wording_info(f, kind) if kind not in HARD else None)
+            v = keep[id(f)] = (f, kind, wording_info(f, kind) if kind not in HARD else lead_in_info(ws, f))
         if v[1]:
             got.append(variant_info(v[2] or f))
     if len(keep) > 4 * len(entries) + 1000:

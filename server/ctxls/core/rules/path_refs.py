@@ -110,6 +110,11 @@ _VERSION_SEGMENT = re.compile(r"^v?\d+(?:\.(?:\d+|x|X|\*))*\.(?:x|X|\*)$")
 # A qualified name: a lower-case package or module, then an exported (capitalised, camel-case) name.
 _SYMBOL = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*)+$")
 # One-letter slots for a number or a name: `vN`, `N-slug`, `X.md`, `vX.Y.Z`.
+# A slot for a name or number inside a file name: one or two N/X joined by `_`/`-`, an upper-case word amid
+# lower-case ones, `<thing>-name`.
+_NAMED_SLOT = re.compile(r"(?:^|[-_])(?:N{1,2}|X{1,3})(?:[-_]|$)|[a-z0-9][-_][A-Z]{4,}(?:[-_]|$)|^[a-z]+_or_[a-z]+$"
+                         r"|^(?:feature|module|component|package|project|service|app|plugin|skill)[-_]name$")
+_SLOT_WORD = re.compile(r"(?:NAME|Name|ID|Id|TYPE|Type|HERE)$")
 _MIXED_CASE_EXT = frozenset({"Rmd", "Rproj", "RData", "Rdata", "Rhistory"})
 _SLOT = re.compile(r"^(?:v?[NXYZ](?:-[a-z][\w-]*)?|[XYZ]\.[a-z]{1,5})$")
 _VERSION_SLOT = re.compile(r"^v?[XYZN](?:\.[XYZN]){1,3}$")
@@ -199,11 +204,18 @@ def path_shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
         return None
     if any(_PLACEHOLDER_SEGMENT.match(s) for s in real):
         return None
-    if kind != "link" and any(_PLACEHOLDER_WORD.match(s.split(".")[0]) for s in real):
+    # (a file's own name in capitals, `docs/API_GUIDE.md`, is a naming convention for documents, not a slot,
+    # unless it says what goes there: `FEATURE_NAME.md`)
+    if kind != "link" and any(_PLACEHOLDER_WORD.match(s.split(".")[0]) and (
+            i < len(real) - 1 or ext is None or _SLOT_WORD.search(s.split(".")[0])) for i, s in enumerate(real)):
         # (a link names its target on purpose: `[guide](BREADCRUMBS_GUIDE.md)` is a file's name, no slot)
         return None  # `test/TEST_SUITE_NAME/e2e.spec.ts`, `src/fields/ComponentName/`: a slot for a name
     if _SYMBOL.match(last) and last.rpartition(".")[2] not in _MIXED_CASE_EXT:
         return None  # `pkg/syncx.OnceValues`, `asyncio.Lock`, `maputil.Set.MarshalJSON`: a package's symbol
+    if any(_NAMED_SLOT.search(s.split(".")[0]) for s in real):
+        return None  # `N_module.py`, `NN_name.md`, `TASK-XXX`, `test_MODULENAME_api.py`, `feature-name/`
+    if ext == "jl" and "/" not in t and stem[:1].isupper():
+        return None  # `RxInfer.jl`, `Plots.jl`: Julia packages are named so
     if _SLOT.match(last) or _VERSION_SLOT.match(last):
         return None  # `persisted_settings_baselines/vN/`, `client/vX.Y.Z`, `bugfix/N-slug`, `docs/X.md`
     has_slash = "/" in t

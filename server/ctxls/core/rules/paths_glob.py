@@ -30,7 +30,8 @@ from .sources import FM, claude_base, key_span, kind_word, read_frontmatter, sou
           "pattern of the rule matches and the pattern's directory exists (a kind of file the project has none "
           "of yet) or exists nowhere under any name like it (a rule written for projects in general: `tests/**` "
           "where there are none), and when every pattern names a kind of file (`**/*.nix`, `flake.nix`) that the "
-          "project has none of: such a rule never loads here and costs nothing.")
+          "project has none of: such a rule never loads here and costs nothing. A rule of a template directory (`[check] template_dirs`) scopes the project it is copied "
+          "into, which the template does not hold: info.")
 def paths_glob(ws: Workspace):
     root_only = ws.settings.paths_md_root_only
     for fi in sources(ws, D.RULE, D.SKILL):
@@ -112,9 +113,14 @@ def paths_glob(ws: Workspace):
                 continue
             hint = "" if moved is None else f" (did you mean `{moved[1]}/`?)" if moved[0] == "close" else \
                 f" (a directory named `{moved[1].rsplit('/', 1)[-1]}/` is at {moved[1]})"
-            yield Finding("CTX507", "warning", fi.path, _entry_span(fi, line, entry),
+            # (a rule of a template, `templates/fastapi/.claude/rules/testing.md`, scopes the project it is copied
+            # into: the template directory holds none of its files)
+            shipped = ws.config.in_template_dir(ws.rel(fi.path))
+            yield Finding("CTX507", "info" if shipped else "warning", fi.path, _entry_span(fi, line, entry),
                           f"Glob '{entry}' matches no file under {where}{hint}: the {kind_word(fi.kind)} never "
-                          f"loads for it; fix the pattern (it is relative to the directory containing .claude/)")
+                          f"loads for it; fix the pattern (it is relative to the directory containing .claude/)"
+                          + (" (a template's rule: it scopes the project the template is copied into)"
+                             if shipped else ""))
 
 
 def _literal_dir(entry: str) -> str:

@@ -150,7 +150,12 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "one-letter slots (`vX.Y.Z`, `vN`, `X.md`), a package's qualified symbol (`pkg/syncx.OnceValues`, "
           "`asyncio.Lock`: a capitalised camel-case name after the dot is no extension), a path under a heading "
           "about history (\"## History note\"), \"no longer ... in `x`\", \"there is intentionally no `x`\", a "
-          "labelled examples item (\"**Examples**: `a`, `b`\"), \"a `x` file would be helpful\" and scoped packages are not. Paths are "
+          "labelled examples item (\"**Examples**: `a`, `b`\"), \"a `x` file would be helpful\", a hypothetical setup "
+          "(\"If not using Next.js, replace ...\"), \"commonly `x` or similar\", a package name ending in .js in a "
+          "table or list of dependencies or one that \"runs as\" a client (`revolt.js`), a Julia package "
+          "(`RxInfer.jl`), a Python module's dotted name whose module is a file here (`tests.test_x.py`), name "
+          "slots (`N_step.py`, `NN_name.md`, `TASK-XXX`, `test_MODULENAME_x.py`, `feature_or_section`), paths "
+          "under an outputs heading (\"### Output Products\") or a \"Files to Rename\" one, and scoped packages are not. Paths are "
           "resolved from the file's directory and its ancestors, from the real directory of a file reached through "
           "a symlink, as the tail of an existing path, as a name plus an extension and, for `x.js` (`.jsx`, `.mjs`, "
           "`.cjs`), as the TypeScript source TypeScript's imports name that way (`x.ts`); files the instruction "
@@ -197,6 +202,25 @@ def stale_path(ws: Workspace):
     yield from _was_there(ws, unsure)
 
 
+HISTORY_BUDGET_S = 0.75
+"""Seconds `_was_there` lets git read its log for the removals of the paths the rule is unsure of."""
+
+
+_IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
+
+
+def _module_of_file(path: str, files: dict) -> bool:
+    """Whether bare name ``path`` is a Python module's dotted name (`tests.test_report_integration.py`,
+    `gui.gui_1.markdown`: identifiers, one with an underscore after the first) whose last module is a file of
+    the workspace (`test_report_integration.py`, `markdown.py`)."""
+    if "/" in path:
+        return False
+    parts = path.split(".")
+    if len(parts) < 3 or not all(_IDENT.match(x) for x in parts) or not any("_" in x for x in parts[1:-1]):
+        return False
+    return any(n in files for n in (f"{parts[-2]}.{parts[-1]}", f"{parts[-1]}.py"))
+
+
 def _sure(found: Iterator[Finding], unsure: list[Finding]) -> Iterator[Finding]:
     """The findings the rule is sure of; those it is unsure of (`data["unsure"]`) wait in ``unsure`` for git."""
     for f in found:
@@ -222,7 +246,9 @@ def _was_there(ws: Workspace, unsure: list[Finding]) -> list[Finding]:
             # a copy once committed by mistake and deleted says nothing)
             wanted[f.data["path"]] = path
     history = ws.git() if wanted else None
-    removals = history.removals(wanted.values()) if history is not None else {}
+    # (a second look, not the rule's main evidence: git gets a short budget, and what it cannot answer in time
+    # stays info; a later check asks again)
+    removals = history.removals(wanted.values(), budget=HISTORY_BUDGET_S, settle=True) if history is not None else {}
     # The file naming it must be older than the removal: one written after the file went names something else
     # (`component.tsx` in a command added after a `component.tsx` of an old layout was deleted).
     asked = {f.path for f in unsure if wanted.get(f.data["path"], "") in removals}
@@ -413,6 +439,8 @@ class _Checker:
             if purpose.kind != CLAIM:
                 continue  # an example, a counter-example, a place to create, another repository...
             said = told.get(path)  # "`WORKING.md` is maintained by the AI" elsewhere in the file: it may be made
+            if _module_of_file(path, self.names.files):
+                continue  # `tests.test_report_integration.py`: a module's dotted name, and the module is there
             if imagined is None:
                 imagined = imagined_names(body)
             if imagined and any(seg.split(".")[0] in imagined for seg in path.rstrip("/").split("/")):

@@ -38,7 +38,8 @@ _RESERVED = ("anthropic", "claude")
           "name; it is applied by --fix only when the two differ in case or separators alone. A name that is the "
           "directory name under a namespace prefix (`name: dyad:pr-fix` in `pr-fix/`) is info: it is how the "
           "project invokes the skill (`/dyad:pr-fix`, Codex's `$dyad:pr-fix`), and only an upload to claude.ai or "
-          "the Skills API needs the portable form.")
+          "the Skills API needs the portable form. So is the reserved word alone (`claude-sdk-guide`): Claude Code "
+          "loads it as it is, and only an upload to claude.ai or the Skills API rejects it: info.")
 def skill_name_invalid(ws: Workspace):
     for fi in sources(ws, D.SKILL):
         fm = read_frontmatter(fi)
@@ -61,6 +62,12 @@ def skill_name_invalid(ws: Workspace):
             fixes.append(Fix(f"Set name to '{dirname}' (the directory name)",
                              (Edit(fi.path, span, dirname),), safe=safe))
         severity = "warning"
+        if isinstance(name, str) and any(w in name for w in _RESERVED) and _name_problem(
+                _unreserved(name), _unreserved(dirname)) is None:
+            # `claude-agent-sdk` in .claude/skills: Claude Code loads it as it is (Anthropic ships `claude-api`);
+            # only an upload to claude.ai or the Skills API rejects the reserved word
+            severity, fixes = "info", []
+            problem += " (only an upload to claude.ai or the Skills API rejects it; Claude Code loads it as it is)"
         if _namespaced(name, dirname):
             # `name: dyad:pr-fix` in pr-fix/: one prefix for the project's skills, invoked as `/dyad:pr-fix` by its
             # workflows and as `$dyad:pr-fix` by Codex. Renaming breaks those; only an upload to claude.ai or the
@@ -79,6 +86,13 @@ def _namespaced(name: Any, dirname: str) -> bool:
         return False
     prefix, rest = name.split(":", 1)
     return bool(NAME_RE.match(prefix)) and rest.replace(":", "-") == dirname
+
+
+def _unreserved(name: str) -> str:
+    """``name`` with the reserved words written otherwise (to ask whether anything else is wrong with it)."""
+    for w in _RESERVED:
+        name = name.replace(w, "x" * len(w))
+    return name
 
 
 def _name_problem(name: Any, dirname: str) -> str | None:
