@@ -122,12 +122,15 @@ _RECORDED_IN = re.compile(r"(?:^|[,;:]|\band|\bthen)\s*(?:\W{0,2})(?:document|re
 _HISTORY_BEFORE = re.compile(
     r"\b(?:renam\w*|mov(?:e|ed|ing)|delet\w*|remov\w*|replac\w*|deprecat\w*|formerly|used\s+to\s+be|dropp\w*|"
     r"split|migrat\w*)(?:\s+(?!to\b|into\b|with\b|by\b|in\b)\S+){0,2}\s*\W*$"
-    r"|\bno\s+longer\s+\w+(?:\s+\w+)?\s+(?:in|at|from|under|to)\W*$", re.IGNORECASE)
+    r"|\bno\s+longer\s+\w+(?:\s+\w+)?\s+(?:in|at|from|under|to)\W*$"
+    r"|(?:^|[^\w\s]\s*|\b(?:this|it|which|that)\s+)(?:was|were)\s+(?:(?:once|originally|previously|formerly|"
+    r"\w+\s+files?)\s*[—–:-]?\s*)?\W*$", re.IGNORECASE)
 _HISTORY_AFTER = re.compile(
     r"^\W{0,3}\s*(?:\(?(?:deprecated|removed|deleted|legacy|obsolete|gone|old)\b|(?:was|were|has\s+been|have\s+been|"
     r"is|are|got)\s+(?:now\s+)?(?:renamed|moved|deleted|removed|replaced|deprecated|split|merged|gone|obsolete|"
     r"cancell?ed|canceled|rejected|retired|dropped|no\s+longer)|(?:(?:file|directory|folder|dir)\s+)?"
-    r"(?:no\s+longer\s+exists?|(?:do|does)\s+not\s+exist\s+anymore))", re.IGNORECASE)
+    r"(?:no\s+longer\s+exists?|(?:do|does)\s+not\s+exist\s+anymore)|until\b|[^.;]{0,80}\b(?:both|all|they)\s+"
+    r"(?:are|were)\s+(?:now\s+)?gone\b)", re.IGNORECASE)
 # "`packages/core`, `workflow-engine` and `x` are deleted": the predicate of the sentence the path opens.
 _HISTORY_PREDICATE = re.compile(
     r"^(?:`[^`]*`|[^.;!?`]){0,200}?\b(?:(?:are|were|was|is|have\s+been|has\s+been)\s+(?:now\s+)?(?:all\s+)?[*_]{0,2}(?:deleted|removed|"

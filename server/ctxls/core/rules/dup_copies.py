@@ -138,6 +138,7 @@ _ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+")
 _SUMMARY = re.compile(r"\b(?:summary|recap|tl;?\s?dr|cheat\s*-?sheet|at\s+a\s+glance|quick\s+(?:reference|start|summary))\b",
                       re.IGNORECASE)
 _STEP_HEADING = re.compile(r"^(?:step\s+)?\d+[.):]\s", re.IGNORECASE)
+_NAV_LINK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\*\*)?\[[^\]]*\]\(\s*<?([^)\s>]+)>?\s*\)")
 _LAYOUT_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\*\*)?`(?!/|~|https?:)([^`\s]+)`(?:\*\*)?\s*(?:[-—–:]|\()")
 
 
@@ -297,6 +298,14 @@ def _judge(f: Finding, a: _Facts, b: _Facts) -> Finding | None:
         return _info(f, f"{head}; the line describes a relative path, which names another file in each directory: "
                         f"check both descriptions are meant",
                      "a layout line (`- `x.py` - what it holds`) in files of two directories: two files of one name")
+    if f.related[0].path.parent != f.path.parent:
+        la, lb = _NAV_LINK.match(a.line(i)), _NAV_LINK.match(b.line(j))
+        if la and lb and la.group(1) != lb.group(1):
+            # `- [ARCHITECTURE.md](../../ARCHITECTURE.md) — package map` in each package guide: the same target,
+            # written from each file's own directory; deleting one breaks that file's navigation
+            return _info(f, f"{head}; each file links from its own directory (`{la.group(1)}` / `{lb.group(1)}`): "
+                            f"its own navigation, check both are meant",
+                         "a list item that is a link, in files of two directories, with targets written differently")
     if a.introduces_a_list(i) and b.introduces_a_list(j):
         return _info(f, f"{head}; each copy introduces its own list: a lead-in, bound to what follows it",
                      "both copies end with a colon and open a list: a lead-in, meaningless without its list")

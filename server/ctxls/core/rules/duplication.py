@@ -177,7 +177,9 @@ def _sequences(ws: Workspace) -> tuple[list[tuple[str, ...]], dict[str, M.Block]
           "titles), and a copy in a section that restates on purpose (a summary: Quick summary, TL;DR, cheat "
           "sheet; or a numbered procedure step, `### 1. Before testing`). Two lines whose code spans differ "
           "(`type: description` / `[type] description`) are not duplicates: normalising dropped what they are "
-          "about.")
+          "about. "
+          "A navigation link that each nested file writes from its own directory (`../../ARCHITECTURE.md` / "
+          "`../../../ARCHITECTURE.md`) is info.")
 def duplicate_instruction(ws: Workspace):
     return regroup(ws, _analyse(ws).findings(ws, exact=True))
 

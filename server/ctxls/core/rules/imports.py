@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import weakref
 from pathlib import Path
 
@@ -136,7 +137,8 @@ def _is_text(p: Path) -> bool:
       example="`See @docs/architecture.md` after docs/ was renamed to design/.",
       fix="Point the import at the file's new place. When exactly one file in the workspace has that name, the "
           "quick fix rewrites the import to it. For a package or person name, put it in backticks (a quick "
-          "fix, not applied by --fix): the agent then reads it as text.")
+          "fix, not applied by --fix): the agent then reads it as text. "
+          "A scope of packages after an @ (`@acme/\\*`, `@acme/`) is info: no file was meant.")
 def import_missing(ws: Workspace):
     for fi in _importers(ws):
         for ref, target in _targets(ws, fi):
@@ -211,6 +213,8 @@ def _names_something(raw: str) -> bool:
     raw = raw.rstrip(_TRAILING)
     if "](" in raw:
         return True  # "[Avoid Overusing @apply](x.md)": the link's text, up to its target
+    if "*" in raw or re.fullmatch(r"[\w.-]+/", raw):
+        return True  # "all @real-router/\* packages", "@acme/ packages": a scope of packages, no file
     if raw.startswith("/") and not raw.startswith("//") and "." not in raw.rsplit("/", 1)[-1]:
         return True  # `@/mocks`: a path alias of the project's bundler
     if not raw or raw.startswith(("./", "../", "~", "/")) or raw.endswith("/"):

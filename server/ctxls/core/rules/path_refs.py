@@ -112,7 +112,11 @@ _SYMBOL = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]
 # One-letter slots for a number or a name: `vN`, `N-slug`, `X.md`, `vX.Y.Z`.
 # A slot for a name or number inside a file name: one or two N/X joined by `_`/`-`, an upper-case word amid
 # lower-case ones, `<thing>-name`.
+_MIME_TYPES = frozenset({"application", "text", "image", "audio", "video", "multipart", "font", "model", "message"})
+_MIME_SUBTYPES = frozenset("json plain html markdown xml csv javascript octet-stream pdf png jpeg gif webp mpeg wav "
+                           "webm mp4 zip gzip form-data x-www-form-urlencoded event-stream".split())
 _NAMED_SLOT = re.compile(r"(?:^|[-_])(?:N{1,2}|X{1,3})(?:[-_]|$)|[a-z0-9][-_][A-Z]{4,}(?:[-_]|$)|^[a-z]+_or_[a-z]+$"
+                         r"|^(?:my|new|your|some)[A-Z][a-z]|Xxx"
                          r"|^(?:feature|module|component|package|project|service|app|plugin|skill)[-_]name$")
 _SLOT_WORD = re.compile(r"(?:NAME|Name|ID|Id|TYPE|Type|HERE)$")
 _MIXED_CASE_EXT = frozenset({"Rmd", "Rproj", "RData", "Rdata", "Rhistory"})
@@ -216,6 +220,11 @@ def path_shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
         return None  # `N_module.py`, `NN_name.md`, `TASK-XXX`, `test_MODULENAME_api.py`, `feature-name/`
     if ext == "jl" and "/" not in t and stem[:1].isupper():
         return None  # `RxInfer.jl`, `Plots.jl`: Julia packages are named so
+    if len(real) > 1 and last.startswith(".") and EXT.match(real[-2]):
+        return None  # `src/OaaWire.h/.cpp`: a pair of files, `OaaWire.h` and `OaaWire.cpp`
+    if len(real) == 2 and real[0] in _MIME_TYPES and (real[1].startswith(("x.", "x-", "vnd.", "prs.")) or "+" in real[1]
+                                                       or real[1] in _MIME_SUBTYPES):
+        return None  # `application/x.gather.msgpack`, `text/markdown`: a media type
     if _SLOT.match(last) or _VERSION_SLOT.match(last):
         return None  # `persisted_settings_baselines/vN/`, `client/vX.Y.Z`, `bugfix/N-slug`, `docs/X.md`
     has_slash = "/" in t

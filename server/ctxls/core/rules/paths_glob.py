@@ -31,7 +31,8 @@ from .sources import FM, claude_base, key_span, kind_word, read_frontmatter, sou
           "of yet) or exists nowhere under any name like it (a rule written for projects in general: `tests/**` "
           "where there are none), and when every pattern names a kind of file (`**/*.nix`, `flake.nix`) that the "
           "project has none of: such a rule never loads here and costs nothing. A rule of a template directory (`[check] template_dirs`) scopes the project it is copied "
-          "into, which the template does not hold: info.")
+          "into, which the template does not hold: info. "
+          "An exclusion (`!packages/**/*.test.ts`) is not checked: matching nothing, it leaves nothing out.")
 def paths_glob(ws: Workspace):
     root_only = ws.settings.paths_md_root_only
     for fi in sources(ws, D.RULE, D.SKILL):
@@ -66,6 +67,8 @@ def paths_glob(ws: Workspace):
                 continue
             if not entry:
                 continue
+            if entry.startswith("!"):
+                continue  # `!packages/**/*.test.ts`: an exclusion, which matching nothing leaves nothing out
             one = parse_paths([entry], root_only)
             if one.errors:
                 err = one.errors[0].replace("pattern ", "Glob ", 1)

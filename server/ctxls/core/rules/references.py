@@ -176,7 +176,11 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "that name, deleted or renamed away after the instruction file was first committed, it is a warning "
           "that names the commit (not for a name the root .gitignore speaks of, a runtime artifact, nor when the "
           "file spells out a longer path of that name; `[check] git_history = false` turns this off). "
-          "`ctxls check --explain CTX401` prints, per finding, the heuristic and where the path was looked for.")
+          "`ctxls check --explain CTX401` prints, per finding, the heuristic and where the path was looked for. "
+          "Also not claims: \"This was `x`\" and \"Was `x` until ...\", a pair written `x.h/.cpp`, a media type "
+          "(`application/x.y`), name slots (`newCommand.ts`, `myPlugin.css`, `XxxNamespace`), a file below a directory the "
+          "root .gitignore ignores (git ignores everything under it), and the paths of a skill whose frontmatter names "
+          "its home in another GitHub repository (vendored: info).")
 def stale_path(ws: Workspace):
     kinds = (D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD, D.RULE, D.SKILL, D.COMMAND)
     files = ws.files(*kinds)
@@ -719,8 +723,11 @@ class _Checker:
                 if rel.startswith(".."):
                     continue
                 if self._ignore.match_file(rel) or self._ignore.match_file(rel + "/") or \
-                        (path.endswith("/") and self._ignore.match_file(rel + "/x")):
-                    return "ignored"  # (`/static/*` ignores what a build puts in `static/`)
+                        (path.endswith("/") and self._ignore.match_file(rel + "/x")) or \
+                        any(self._ignore.match_file(rel[:i + 1]) for i, ch in enumerate(rel) if ch == "/"):
+                    # (`/static/*` ignores what a build puts in `static/`; git ignores all below an ignored
+                    # directory, `/.claude/*` ignores `.claude/prompts/x.md` through `.claude/prompts/`)
+                    return "ignored"
         return "missing"
 
     # -- reporting ----------------------------------------------------------------------------------------

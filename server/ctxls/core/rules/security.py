@@ -268,6 +268,7 @@ def _looks_random(value: str, min_len: int = 16) -> bool:
     return classes >= 2 and re.search(r"[0-9]", value) is not None and ent >= 3.2
 
 
+_URL_HOST = re.compile(r"://[^\s/@'\"`<>]*@([^\s/:'\"`<>?#]+)")
 _LOCAL_HOSTS = {"localhost", "127.0.0.1", "0.0.0.0", "::1", "[::1]", "example.com", "example.org", "example.net"}
 _WEAK = {"password", "passwd", "pass", "secret", "postgres", "root", "admin", "test", "dev", "guest", "user", "mysql",
          "redis", "mongo", "rabbitmq", "changeme", "example", "pw", "pwd", "default"}
@@ -311,6 +312,9 @@ def _valid(kind: str, m: re.Match, text: str, name: str = "") -> bool:
             return False
         return _charclasses(value) >= 2
     if kind == "assign":
+        url = _URL_HOST.search(value)
+        if url and (url.group(1).lower() in _LOCAL_HOSTS or url.group(1).lower().endswith((".local", ".localhost", ".test"))):
+            return False  # `CREDENTIALS=postgresql://loader:loader@localhost:5432/db`: a local test container's
         name = name.lower()
         if any(w in name for w in ("public", "publishable", "_id", "-id", "type", "name", "file", "path", "url",
                                      "length", "count", "expir", "ttl", "max", "min", "limit", "header", "field",
@@ -345,7 +349,8 @@ def _valid(kind: str, m: re.Match, text: str, name: str = "") -> bool:
       fix="Remove the secret, rotate it, and refer to it by name instead (\"the key is in the ANTHROPIC_API_KEY "
           "environment variable\"). The quick fix (not applied by --fix) replaces the value with a placeholder. "
           "Placeholders (`sk-...`, `<your-key>`, `${TOKEN}`, `xxxx`, values containing `example`), environment "
-          "references and local development credentials (`postgres:postgres@localhost`) are not reported.")
+          "references and local development credentials (`postgres:postgres@localhost`) are not reported. "
+          "A connection string assigned to a variable is not reported when its host is local (`localhost`, `*.test`).")
 def secret_in_context(ws: Workspace):
     for src in _to_scan(ws):
         yield from _secrets(src.fi, src.kind)

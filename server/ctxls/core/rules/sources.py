@@ -166,6 +166,12 @@ def vendored(ws: Workspace, fi: FileInfo) -> str | None:
     if isinstance(meta, dict) and _UPSTREAM_KEYS.intersection(meta):
         repo = meta.get("github-repo") or meta.get("source-repo") or meta.get("upstream") or meta.get("source")
         return f"its frontmatter pins it to {repo}" if isinstance(repo, str) else "its frontmatter pins it upstream"
+    if isinstance(meta, dict):
+        # `metadata: {author: samber, openclaw: {homepage: https://github.com/samber/cc-skills-golang}}`: a skill
+        # published from another repository (not this one's own remote)
+        home = next((m.group(1) for v in _strings(meta) if (m := _GITHUB_REPO.search(v))), None)
+        if home is not None and home.lower() != (_origin(ws) or "").lower():
+            return f"its frontmatter names its home, {home}"
     locks = ws.fs.memo.get(("skill-locks", ws.root))
     if locks is None:
         locks = {}
@@ -184,6 +190,31 @@ def vendored(ws: Workspace, fi: FileInfo) -> str | None:
         if ws.exists(fi.path.parent / lic) and fi.path.parent != ws.root:
             return f"it ships its own licence ({lic}): a copy of another project's skill"
     return None
+
+
+_GITHUB_REPO = re.compile(r"github\.com[/:]([\w.-]+/[\w.-]+?)(?:\.git)?(?:[/#?]|$)")
+
+
+def _strings(value, depth: int = 0):
+    """The strings of a frontmatter value, nested mappings and lists included (a few levels deep)."""
+    if isinstance(value, str):
+        yield value
+    elif depth < 4 and isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v, depth + 1)
+    elif depth < 4 and isinstance(value, list):
+        for v in value:
+            yield from _strings(v, depth + 1)
+
+
+def _origin(ws: Workspace) -> str | None:
+    """`owner/name` of the workspace's `origin` remote on GitHub, from .git/config (no git call), or None."""
+    key = ("origin-remote", ws.root)
+    if key not in ws.fs.memo:
+        src = ws.fs.read(ws.root / ".git" / "config")
+        m = _GITHUB_REPO.search(src.text) if src.ok and src.text else None
+        ws.fs.memo[key] = m.group(1) if m else None
+    return ws.fs.memo[key]
 
 
 _LICENCES = ("LICENSE", "LICENSE.txt", "LICENSE.md", "LICENCE", "LICENCE.txt", "COPYING")
