@@ -45,6 +45,8 @@ REMOVALS_TIMEOUT_S = 3.0
 """Time for the `git log` of one batch of missing paths. A path git never had makes it walk the whole
 history, which in a very large repository takes longer: the paths not answered by then keep the message
 they have without git."""
+SCAN_OVER = 3
+"""Past this many paths, the removals log is read without pathspecs and matched by name here."""
 MAX_RENAME_HOPS = 3
 
 _ENV = {
@@ -561,10 +563,16 @@ def _log_removals(cwd: str, head: str, paths: list[str], exact: bool = False, bu
     has its answer; and whether the log was read to its end (or every path answered) in time."""
     if exact:
         specs = [f":(literal){p}" for p in paths]
+    elif len(paths) > SCAN_OVER:
+        specs = []  # (git matches each pathspec against every path of every commit: past a few, reading every
+        # deleted path once and matching by name here is faster)
     else:
         specs = [f":(glob)**/{_glob_escape(p)}" for p in paths]
+    by_name: dict[str, list[str]] = {}
+    for p in paths:
+        by_name.setdefault(p.rsplit("/", 1)[-1], []).append(p)
     args = ["log", "--full-history", "--no-renames", "--diff-filter=D", "--name-only", "-z",
-            "--relative", "--format=%x01%H%x02%ct%x02%s", head, "--", *specs]
+            "--relative", "--format=%x01%H%x02%ct%x02%s", head, *(["--", *specs] if specs else [])]
     out: dict[str, tuple[str, str, int, str]] = {}
     try:
         proc = _spawn(args, cwd)
@@ -598,7 +606,7 @@ def _log_removals(cwd: str, head: str, paths: list[str], exact: bool = False, bu
                     continue
                 if not item or not sha:
                     continue
-                for p in paths:
+                for p in by_name.get(item.rsplit("/", 1)[-1], ()):
                     if p not in out and (item == p or (not exact and item.endswith("/" + p))):
                         out[p] = (item, sha, when, subject)
     except Exception as exc:
