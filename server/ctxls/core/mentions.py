@@ -90,6 +90,7 @@ _CREATED_AFTER = re.compile(
     r"gitignored|local)\b|(?:is|are|will\s+be|gets?|get|is\s+being|are\s+being|was|were)\s+(?:auto-?)?"
     r"(?:created|generated|written|produced|emitted|built|output|saved|downloaded|cached|populated|scaffolded)\b"
     r"|(?:once|after|when)\s+(?:it\s+is\s+)?(?:created|generated|built)"
+    r"|`?\s*[;,]\s*(?:they|it|these|which)\s+(?:are|is)\s+(?:all\s+)?(?:auto-?)?(?:generated|built|created)\b"
     r"|(?:and\s+`[^`]+`\s+)?(?:is|are)\s+(?:\*\*)?(?:created|managed|maintained|written|kept|updated)"
     r"(?:\s+and\s+(?:created|managed|maintained|written|kept|updated))?\s+(?:entirely\s+|only\s+)?by\s+(?:the\s+)?"
     r"(?:ai|agent|model|assistant|claude|you|tool)\b)", re.IGNORECASE)
@@ -185,7 +186,7 @@ _EXAMPLE_HEADING = re.compile(
 # (and a heading or lead-in that lists what a step outputs: "### Output Products", "Outputs:", "Output files")
 _GENERATED_PARENT = re.compile(
     r"\b(?:(?:auto-?)?generated|build\s+outputs?|artifacts|temporary|gitignored|auto-?created)\b"
-    r"|^\W*(?:\d+[.)]\s*)?(?:\w+\s+)?outputs?(?:\s+(?:products?|files?|artifacts?|locations?))?\W*$", re.IGNORECASE)
+    r"|^\W*(?:\d+[.)]\s*)?(?:outputs|output\s+(?:products?|files?|artifacts?|locations?))\W*$", re.IGNORECASE)
 # "You may create additional files in `x/` as needed:", "You maintain these files:": a list or table under it
 # names files the agent makes.
 _AGENT_MAKES = re.compile(r"\b(?:you|agents?|claude|the\s+(?:ai|agent|assistant|model))\b[^.;:]{0,30}?\b"
