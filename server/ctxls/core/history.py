@@ -278,6 +278,7 @@ class History:
         """The stat of the HEAD file when last read, and the ref file it names."""
         self._lines: dict[tuple[str, str, int], dict[int, Change | None] | None] = {}
         self._removals: dict[tuple[str, str], Removal | None] = {}
+        self._added: dict[tuple[str, tuple[str, ...]], dict[str, int]] = {}
 
     # ------------------------------------------------------------------ repository and HEAD
     def state_files(self) -> list[str]:
@@ -457,8 +458,8 @@ class History:
             rel = os.path.relpath(path, top).replace(os.sep, "/")
             if not (rel == ".." or rel.startswith("../") or os.path.isabs(rel) or "\n" in rel):
                 rels[rel] = path
-        key = ("added", head, tuple(sorted(rels)))
-        got = self._removals.get(key)  # (the removals' cache: keyed by HEAD as well)
+        key = (head, tuple(sorted(rels)))
+        got = self._added.get(key)
         if got is None and rels:
             res = _run(["log", "--diff-filter=A", "--no-renames", "--name-only", "-z", "--format=%x01%ct", head,
                         "--", *(f":(literal){r}" for r in rels)], top, timeout=REMOVALS_TIMEOUT_S)
@@ -469,8 +470,8 @@ class History:
                     when = int(item[1:]) if item[1:].isdigit() else 0
                 elif item in rels and when:
                     first[item] = when  # (newest first: the last seen is the first commit)
-            got = self._removals[key] = first  # type: ignore[assignment]
-        return {rels[r]: t for r, t in (got or {}).items()}  # type: ignore[union-attr]
+            got = self._added[key] = first
+        return {rels[r]: t for r, t in (got or {}).items()}
 
     # ------------------------------------------------------------------ removals
     def removals(self, paths: Iterable[str], budget: float = REMOVALS_TIMEOUT_S, settle: bool = False

@@ -249,10 +249,9 @@ def frontmatter_unknown_field(ws: Workspace):
             continue
         files.append((fi, fm))
         if fi.kind in (D.COMMAND, D.SKILL):
-            where = str(fi.path.parent.parent if fi.kind == D.SKILL else fi.path.parent)
             for key in fm.data:
                 if isinstance(key, str) and _unknown_field(fi.kind, key, fm.data) is not None:
-                    family[(where, key)] = family.get((where, key), 0) + 1
+                    family[(_folder(fi), key)] = family.get((_folder(fi), key), 0) + 1
     for fi, fm in files:
         for key in fm.data:
             if not isinstance(key, str):
@@ -290,18 +289,21 @@ def frontmatter_unknown_field(ws: Workspace):
                 severity, fixes = "info", []
                 msg += f" (a vendored skill: {upstream}; change it upstream, an edit here is lost on update)"
             elif severity == "warning" and rename is None and key != "name" and fi.kind in (D.COMMAND, D.SKILL) \
-                    and family.get(
-                    (str(fi.path.parent.parent if fi.kind == D.SKILL else fi.path.parent), key), 0) >= _FAMILY:
+                    and (n := family.get((_folder(fi), key), 0)) >= _FAMILY:
                 # `handoffs:` in every spec-kit command, `category:`/`tags:` in every OpenSpec one: a tool that
                 # generates the folder wrote it; inert here, and written again on the tool's next update
                 severity, fixes = "info", []
-                msg += (f" (the {family[(str(fi.path.parent.parent if fi.kind == D.SKILL else fi.path.parent), key)]}"
-                        f" {'skills' if fi.kind == D.SKILL else 'commands'} of this folder carry it: a field of the "
-                        f"tool that generates them, rewritten on its next update)")
+                msg += (f" (the {n} {'skills' if fi.kind == D.SKILL else 'commands'} of this folder carry it: a "
+                        f"field of the tool that generates them, rewritten on its next update)")
             yield Finding("CTX502", severity, fi.path, key_span(fi, line, key), msg, fixes=fixes)
 
 
 _PERMISSION_FIELDS = frozenset({"allowed-tools", "hooks", "shell", "agent", "context"})
+def _folder(fi: FileInfo) -> str:
+    """The folder whose commands (or skills: the folder of skill directories) form one family."""
+    return str(fi.path.parent.parent if fi.kind == D.SKILL else fi.path.parent)
+
+
 _FAMILY = 4
 """Commands (or skills) of one folder that carry the same unknown field: a generating tool's convention
 (spec-kit's `handoffs:` in 5 commands, OpenSpec's `category:` and `tags:` in 10). Three skills copied by hand

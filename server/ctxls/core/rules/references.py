@@ -234,6 +234,17 @@ def _sure(found: Iterator[Finding], unsure: list[Finding]) -> Iterator[Finding]:
             yield f
 
 
+def _history_path(path: str) -> str | None:
+    """The workspace-relative file path git's removals are asked about for a missing ``path`` as written
+    (`./` prefixes dropped), or None when it names no file git could have had: a directory, a path climbing
+    out with `..`, a name without an extension."""
+    while path.startswith("./"):
+        path = path[2:]
+    if path and not path.endswith("/") and ".." not in path.split("/") and EXT.match(path.rpartition("/")[2]):
+        return path
+    return None
+
+
 def _was_there(ws: Workspace, unsure: list[Finding]) -> list[Finding]:
     """The claims the rule is unsure of (a bare name in running text, a first directory found nowhere) are
     warnings after all when git history shows a file at that path, or of that name, was deleted or renamed
@@ -242,10 +253,10 @@ def _was_there(ws: Workspace, unsure: list[Finding]) -> list[Finding]:
     ignore = ws.fs.read(ws.root / ".gitignore")
     ignore_text = ignore.text if ignore.ok and ignore.text else ""
     for f in unsure:
-        path = f.data["path"].lstrip("./") if f.data["path"].startswith("./") else f.data["path"]
-        name = path.rpartition("/")[2]
-        if path and not path.endswith("/") and ".." not in path.split("/") and EXT.match(name) \
-                and not _generic_name(name) and not re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", ignore_text):
+        path = _history_path(f.data["path"])
+        name = path.rpartition("/")[2] if path is not None else ""
+        if path is not None and not _generic_name(name) and \
+                not re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", ignore_text):
             # (a name the root .gitignore speaks of, "Transitory artifacts (WORKING.md, ...)", is made at run time:
             # a copy once committed by mistake and deleted says nothing)
             wanted[f.data["path"]] = path
@@ -301,10 +312,8 @@ def _what_changed(ws: Workspace, found: list[Finding]) -> list[Finding]:
     still exists becomes the quick fix. Unchanged without git history or for paths it never had."""
     wanted = {}
     for f in found:
-        path = f.data["path"]
-        while path.startswith("./"):
-            path = path[2:]
-        if path and not path.endswith("/") and ".." not in path.split("/") and EXT.match(path.rpartition("/")[2]):
+        path = _history_path(f.data["path"])
+        if path is not None:
             wanted[f.data["path"]] = path
     if not wanted:
         return found

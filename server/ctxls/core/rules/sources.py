@@ -158,6 +158,15 @@ _SKILL_LOCKS = ("skills-lock.json", "agents.toml", "skills.lock", ".skills-lock.
 
 
 def vendored(ws: Workspace, fi: FileInfo) -> str | None:
+    """Why a skill is a copy of another repository's (see `_vendored`), memoised per file for the snapshot:
+    CTX401, CTX502, CTX504 and CTX505 each ask."""
+    key = ("vendored", fi.path, hash(fi.text))
+    if key not in ws.fs.memo:
+        ws.fs.memo[key] = _vendored(ws, fi)
+    return ws.fs.memo[key]
+
+
+def _vendored(ws: Workspace, fi: FileInfo) -> str | None:
     """Where a skill is pinned from, when it is a copy of another repository's (its frontmatter's upstream metadata,
     or a skills lock file at the root naming it), else None: its text is upstream's, and edits here are lost on
     the next update."""
