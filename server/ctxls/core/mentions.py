@@ -249,6 +249,11 @@ _WRAP_LINES = 3
 """How many soft-wrapped lines a sentence may span before and after the mention's line."""
 
 
+# The markers of a block a tool manages in a hand-written file: an HTML comment with BEGIN / START and one with
+# END, as a word of their own or after a colon or underscore (`<!-- OPENSPEC:START -->`, `<!-- BEGIN_NX -->`).
+_BLOCK_MARK = re.compile(r"<!--[^>]*?(?<![A-Za-z])(BEGIN|START|END)(?![a-z])[^>]*-->", re.IGNORECASE)
+
+
 class FileContext:
     """Line contexts of one markdown body (0-based lines of the body), computed in one pass on first use."""
 
@@ -256,6 +261,7 @@ class FileContext:
         self.lines = lines
         self._ctx: list[LineContext] | None = None
         self._joins: list[bool] | None = None
+        self._blocks: list[tuple[int, int, str]] | None = None
 
     def _continues(self) -> list[bool]:
         """For each line, whether it soft-wraps the paragraph of the line above (markdown joins the two)."""
@@ -306,6 +312,29 @@ class FileContext:
             after = ""
         lead = before + " " if before else ""
         return lead + line + after, len(lead)
+
+    def generated_block(self, i: int) -> str | None:
+        """The opening marker of the tool-written block body line ``i`` is in (`<!-- BEGIN BEADS INTEGRATION -->`
+        ... `<!-- END BEADS INTEGRATION -->`, `<!-- OPENSPEC:START -->` ... `<!-- OPENSPEC:END -->`), if any: a
+        tool writes that text into the file and rewrites it on its next update."""
+        if self._blocks is None:
+            self._blocks = []
+            opened: tuple[int, str] | None = None
+            for n, line in enumerate(self.lines):
+                if "<!--" not in line:
+                    continue
+                m = _BLOCK_MARK.search(line)
+                if m is None:
+                    continue
+                if m.group(1).upper() in ("BEGIN", "START"):
+                    opened = (n, m.group(0).strip())
+                elif opened is not None:
+                    self._blocks.append((opened[0], n, opened[1]))
+                    opened = None
+        for start, stop, marker in self._blocks:
+            if start < i < stop:
+                return marker
+        return None
 
     def at(self, i: int) -> LineContext:
         if self._ctx is None:
@@ -483,6 +512,9 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
                                 "about the file itself")
     if _EXAMPLE_AFTER.match(after):
         return Purpose(EXAMPLE, "followed by an example marker (`x`, e.g. ...)")
+    if _in_example_aside(line, col):
+        return Purpose(EXAMPLE, "inside a parenthesis that opens with an example marker ((e.g. if the branch is "
+                                "`x`, the file is `y`))")
     if _EXAMPLES_LABEL.match(item):
         return Purpose(EXAMPLE, "its line or list item is labelled as examples (**Examples**: ...)")
     if _WOULD_BE.match(after):
@@ -502,6 +534,8 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
         return Purpose(CREATED, "the text after the path says it is created, generated or written")
     if _MAKE_IMPERATIVE.match(_sentence_before(line, col)) or _MAKE_IMPERATIVE.match(before):
         return Purpose(CREATED, "the object of an imperative that makes it (Write `x`, Create a new `x`)")
+    if _LOG_NAME.search(line[col:end]):
+        return Purpose(CREATED, "a log file or log directory (`backend/log`, `app.log`): written at run time")
     if _REMOVED_BY.search(line[:col]):
         return Purpose(CREATED, "a command on the line removes it (rm): a temporary path")
     if _is_dir_mention(line[col:end]) and _DEST_BEFORE.search(before):
@@ -553,6 +587,22 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
     if _OTHER_REPO.search(line):
         return Purpose(EXTERNAL, "the line names another repository")
     return Purpose(CLAIM, "named as a file of this workspace")
+
+
+# A parenthesis that opens with an example marker: everything in it illustrates, up to its closing paren
+# ("(e.g. if the branch is `x-0912`, the changeset file is `.changeset/x-0912.md`)"). Not a sentence that opens
+# with "For example," outside parentheses: that one may point at a real file ("For example, `src/a.py` shows").
+_EXAMPLE_ASIDE = re.compile(r"\(\s*(?:e\.\s?g\.|for\s+(?:example|instance)\b|such\s+as\b|say\b)", re.IGNORECASE)
+
+
+def _in_example_aside(line: str, col: int) -> bool:
+    start = line.rfind("(", 0, col)
+    return start >= 0 and ")" not in line[start:col] and _EXAMPLE_ASIDE.match(line, start) is not None
+
+
+# A log file or a log directory as the path's last segment (`backend/log`, `logs/`, `server.log`): the program
+# writes it at run time. Not a directory below it (`internal/log/logger.go` is source code).
+_LOG_NAME = re.compile(r"(?:^|/)(?:logs?/?|[^/]+\.log)$", re.IGNORECASE)
 
 
 # "GET `sitemap.xml`", "`POST /api/v1/items`": the path of an HTTP request (right before the path, upper case).

@@ -397,7 +397,10 @@ def copilot_frontmatter_in_claude_file(ws: Workspace):
       why="An instruction copied from CLAUDE.md into AGENTS.md (or `.cursor/rules`, GEMINI.md) gets updated in one "
           "place only; each agent then follows its own version. Two units are the same instruction when the "
           "Jaccard index of their content words is at least `duplicate_threshold` (CTX202's measure, default 0.8) "
-          "without being equal. Only files that different targeted agents load are compared.",
+          "without being equal. Only files that different targeted agents load are compared, and only versions "
+          "that some agent reads without the other: when every agent that reads one version reads the other too "
+          "(a package's CLAUDE.md words a line of the root CLAUDE.md its own way, and Copilot reads the root's "
+          "wording only), no agent follows a version of its own, and CTX202 speaks of the pair.",
       example="```markdown\n<!-- CLAUDE.md -->\n- Run `make test` before every commit.\n\n<!-- AGENTS.md -->\n"
               "- Run `make check` before every commit.\n```",
       fix="Decide which version is right and make the other the same, or keep the instruction in one file every "
@@ -424,6 +427,14 @@ def agents_diverged_instruction(ws: Workspace):
         units = file_units(fi.text, 0, fi.text.count("\n"), min_words)
         if units:
             files.append((r.source, loaders, fi, units))
+    # Which agents see each exact text, in any of their files: when every agent that reads one version also
+    # reads the other (the root CLAUDE.md, which Claude Code and Copilot read, words it as copilot-instructions.md
+    # does, and a package's CLAUDE.md, which Claude Code reads on a touch, words it its own way), no agent follows
+    # a version of its own: the agent that reads both has two versions in one context, which is CTX202's case.
+    seen_by: dict[str, set] = {}
+    for _, loaders, _, units in files:
+        for u in units:
+            seen_by.setdefault(u[3], set()).update(loaders)
     seen_real = set()
     for i, (p, la, fp, ua) in enumerate(files):
         for q, lb, fq, ub in files[i + 1:]:
@@ -431,7 +442,8 @@ def agents_diverged_instruction(ws: Workspace):
                 continue
             for u in ub:
                 for v in ua:
-                    if u[3] == v[3] or similarity(u[4], v[4]) < threshold:
+                    if u[3] == v[3] or similarity(u[4], v[4]) < threshold \
+                            or seen_by[u[3]] <= seen_by[v[3]] or seen_by[v[3]] <= seen_by[u[3]]:
                         continue
                     kind = disagreement(u[3], u[4], v[3], v[4],
                                        Spans(fp.lines[v[0]:v[1] + 1], fq.lines[u[0]:u[1] + 1]))

@@ -176,7 +176,8 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "optional, gone or another repository's (a file's mentions of one path usually share its purpose; so do "
           "the workspace's: a path another instruction file says it writes, `/start-work` creating `HANDOVER.md`), a "
           "bare name beside other variants of its stem (`Component.client.jsx`, `Component.jsx`: a naming "
-          "convention), a path in a vendored skill (pinned by a skills lock file, its frontmatter or its own licence file: its "
+          "convention), a path inside a block a tool writes into the file and rewrites on its next update "
+          "(`<!-- BEGIN BEADS INTEGRATION -->` ... `<!-- END ... -->`, `<!-- OPENSPEC:START -->`), a path in a vendored skill (pinned by a skills lock file, its frontmatter or its own licence file: its "
           "paths are upstream's conventions). Git history settles the first two, an agent's configuration location, a path with a directory in a "
           "section about examples, and a path the text calls "
           "optional (\"from `x` when available\"): when git shows the repository had a file at that path, or of "
@@ -193,7 +194,9 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "request (GET `sitemap.xml`), paths built from a name the text makes up (\"say `Widget`\": "
           "`widget_types.ex`), a module named in CamelCase whose file is snake_case (`flows/Dispatcher` for "
           "`flows/dispatcher.ex`), names after a label that forbids them (\"NOT allowed: `index.ts` barrels\") or "
-          "that the text says were considered and rejected, and the paths of a skill whose frontmatter names "
+          "that the text says were considered and rejected, a file inside a parenthesis that opens with an example "
+          "marker (\"(e.g. if the branch is `x-0912`, the file is `.changeset/x-0912.md`)\"), a log file or log "
+          "directory (`backend/log`, `app.log`: written at run time; not a file below it), and the paths of a skill whose frontmatter names "
           "its home in another GitHub repository (vendored: info).")
 def stale_path(ws: Workspace):
     kinds = (D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD, D.GEMINI_MD, D.RULE, D.SKILL, D.COMMAND)
@@ -614,6 +617,12 @@ class _Checker:
                 # (with a directory, git may still show the repository had that very path: then it is stale)
                 severity = "unsure" if "/" in path.rstrip("/") else "info"
                 confidence = f"the line is in a section or list about examples or conventions ({section})"
+            block = fctx.generated_block(ref.line - offset) if severity == "warning" else None
+            if block is not None:
+                # (a tool wrote the block and rewrites it: its paths may be the tool's own docs; git may still show
+                # the repository had the file)
+                severity, confidence = "unsure", (f"inside a block a tool writes into the file ({block}): its paths "
+                                                  "may be the tool's, and an edit is lost on the tool's next update")
             if upstream is not None and severity in ("warning", "unsure"):
                 # (its paths are the conventions of the project it comes from, often made on first use: `docs/adr/`)
                 severity, confidence = "info", (f"the skill is vendored ({upstream}): its paths are its upstream's, "
