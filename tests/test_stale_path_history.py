@@ -113,3 +113,34 @@ def test_git_settles_a_tool_location_and_an_example_the_repository_had(tmp_path:
     assert sev == "warning" and ".claude/rules/testing.md" in msg and "2025-03-01" in msg
     assert got[(7, "lib/old/widget_view.ex")][0] == "warning"
     assert got[(3, ".claude/agents/")][0] == "info"
+
+
+def test_a_precise_path_removed_before_the_file_was_written_is_still_stale(tmp_path: Path) -> None:
+    """Text that moved into a new instruction file from others (git follows a rename, not a merge): a path of
+    three segments or more that git shows removed (`web/src/icons`, transferred to a package) is a warning even
+    when the file naming it is younger than the removal; a bare name removed before the file was written stays
+    info (it may name something else). `web/` holds a package.json, and `web/src/` is a directory: the path is
+    no export subpath of the package."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    write(root, "web/package.json", "{}\n")
+    write(root, "web/src/icons/x.svg", "<svg/>\n")
+    write(root, "web/src/app.ts", "export {}\n")
+    write(root, "web/legacy.ts", "export {}\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "first", date="2025-01-01T12:00:00Z")
+    git(root, "rm", "-rq", "web/src/icons", "web/legacy.ts")
+    write(root, "packages/opal/svgs/x.svg", "<svg/>\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "Transfer all icons to @opal/icons", date="2025-03-01T12:00:00Z")
+    write(root, "web/AGENTS.md", "# Web\n\n- ONLY use icons from the `web/src/icons` directory.\n"
+                                 "- If an icon is needed but doesn't exist in the `web/src/icons` directory, import it from Figma.\n"
+                                 "- The team keeps `legacy.ts` as its own.\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "notes", date="2025-06-01T12:00:00Z")
+    got = _check(root)
+    for line in (3, 4):  # a claim, and a conditional one (reported only when git shows it was there)
+        sev, msg = got[(line, "web/src/icons")]
+        assert sev == "warning" and "Transfer all icons" in msg
+    assert got[(5, "legacy.ts")][0] == "info"

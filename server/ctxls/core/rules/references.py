@@ -171,7 +171,7 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "joined by slashes in prose, outside code spans and links (`README/CLAUDE.md`), even beside real paths, a file in a template directory (unless the path's first directory is beside the file: an "
           "example app's CLAUDE.md describing its own tree), an agent's configuration location "
           "(`.claude/settings.json`), a package's export subpath (`create-app/commands` where `create-app/` holds a "
-          "package.json), a path whose first directory exists nowhere in the workspace (another "
+          "package.json, and no directory of its tree: `web/src/icons` is a path where `web/src/` exists), a path whose first directory exists nowhere in the workspace (another "
           "repository's, a package's or a sibling checkout's), a path another line of the file says is created, "
           "optional, gone or another repository's (a file's mentions of one path usually share its purpose; so do "
           "the workspace's: a path another instruction file says it writes, `/start-work` creating `HANDOVER.md`), a "
@@ -181,7 +181,8 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "paths are upstream's conventions). Git history settles the first two, an agent's configuration location, a path with a directory in a "
           "section about examples, and a path the text calls "
           "optional (\"from `x` when available\"): when git shows the repository had a file at that path, or of "
-          "that name, or below that directory (two segments or more: `.claude/rules/`), deleted or renamed away after the instruction file was first committed, it is a warning "
+          "that name, or below that directory (two segments or more: `.claude/rules/`), deleted or renamed away after the instruction file was first committed (at any time for a path of "
+          "three segments or more: `web/src/icons`), it is a warning "
           "that names the commit (the instruction file's first version counts, followed through renames: one moved "
           "after the removal was still written before it; not for a name the root .gitignore speaks of, a runtime artifact, nor when the "
           "file spells out a longer path of that name; `[check] git_history = false` turns this off). "
@@ -371,13 +372,18 @@ def _was_there(ws: Workspace, unsure: list[Finding]) -> list[Finding]:
     # stays info; a later check asks again)
     removals = history.removals(wanted.values(), budget=HISTORY_BUDGET_S, settle=True) if history is not None else {}
     # The file naming it must be older than the removal: one written after the file went names something else
-    # (`component.tsx` in a command added after a `component.tsx` of an old layout was deleted).
-    asked = {f.path for f in unsure if wanted.get(f.data["path"], "") in removals}
+    # (`component.tsx` in a command added after a `component.tsx` of an old layout was deleted). Not for a path of
+    # three segments or more (`web/src/icons`): so precise a path names what was there, even in text that moved
+    # into a new file from others (git follows a rename, not a merge of two files into one).
+    def precise(f: Finding) -> bool:
+        return wanted.get(f.data["path"], "").rstrip("/").count("/") >= 2
+
+    asked = {f.path for f in unsure if wanted.get(f.data["path"], "") in removals and not precise(f)}
     born = history.added(asked) if asked and history is not None else {}
     out = []
     for f in unsure:
         r = removals.get(wanted.get(f.data["path"], ""))
-        if r is not None and not (f.path in born and born[f.path] <= r.time):
+        if r is not None and not precise(f) and not (f.path in born and born[f.path] <= r.time):
             # (a file added at its path after the removal may have been moved there: its first version counts)
             first = history.first_added(f.path) if f.path in born and history is not None else None
             if first is None or first > r.time:
@@ -668,8 +674,10 @@ class _Checker:
             # (unsure: a warning when git shows the repository had it, `.claude/rules/` deleted since)
             return "unsure", ("a location an agent or editor defines for its own configuration (it reads it there "
                             "when present): the text may say where to put one rather than that it exists")
-        if len(segs) > 1 and "." not in name and not path.endswith("/") and self._package(first, bases):
-            # (`docs/d2-spike/`, written as a directory, is no import specifier)
+        if len(segs) > 1 and "." not in name and not path.endswith("/") and self._package(first, bases) \
+                and not (len(segs) > 2 and self._first_dir_exists(f"{first}/{segs[1]}", bases)):
+            # (`docs/d2-spike/`, written as a directory, is no import specifier; nor is `web/src/icons` where
+            # `web/src/` is a directory: an export subpath names no directory of the package's tree)
             return "info", (f"`{first}` is a package of the workspace (its directory has a package.json): "
                             f"`{path}` may be an import specifier of it (an `exports` entry), not a path")
         if ref.kind == "bare" and len(segs) > 2 and EXT.match(name) is None and self._siblings(segs):
