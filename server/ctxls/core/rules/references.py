@@ -160,7 +160,7 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "under an outputs heading (\"### Output Products\") or a \"Files to Rename\" one, and scoped packages are not. Paths are "
           "resolved from the file's directory and its ancestors, from the real directory of a file reached through "
           "a symlink, as the tail of an existing path, as a name plus an extension and, for `x.js` (`.jsx`, `.mjs`, "
-          "`.cjs`), as the TypeScript source TypeScript's imports name that way (`x.ts`); files the instruction "
+          "`.cjs`) with a directory, as the TypeScript source TypeScript's imports name that way (`src/x.ts`); files the instruction "
           "files `@import` are checked too. Confidence: a claim is a warning unless the rule is unsure, then info: "
           "a bare file name in running text (not what its list item, table row or label describes, not what the "
           "text points at: see `x`, configured in `x`, not one or two letters from an existing file name of its "
@@ -897,7 +897,9 @@ class _Checker:
             snake = _CAMEL_HUMP.sub("_", name).lower()
             if self._resolve(clean[:-len(name)] + snake, bases, False) == "exists":
                 return "exists"
-        ts = _TS_SOURCE.get(name.rpartition(".")[2]) if not link and "." in name else None
+        # (with a directory only, as an import specifier is written: a bare `sidebars.js` beside a sidebars.ts
+        # names a configuration file by its old name, which the tool reading it no longer finds)
+        ts = _TS_SOURCE.get(name.rpartition(".")[2]) if not link and "." in name and "/" in clean else None
         if ts is not None and self._resolve(clean[:-len(name)] + name.rpartition(".")[0] + "." + ts, bases,
                                             False) == "exists":
             return "exists"  # `helpers.js` for helpers.ts: TypeScript's ESM imports name the emitted file
