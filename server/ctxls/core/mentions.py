@@ -52,7 +52,8 @@ _MARK_IN_ROW = re.compile(r"(✅|✓|✔|❌|✗|✘|🚫)")
 # Words right before the mention (same clause) that make it a counter-example: "not `x`", "instead of `x`".
 _NEGATED = re.compile(r"(?:\b(?:not|never|instead\s+of|rather\s+than|avoid|don'?t\s+(?:use|add|create|put)|"
                       r"do\s+not\s+(?:use|add|create|put)|no\s+more|without)[*_]{0,2}\s+(?:\S+\s+){0,2}$"
-                      r"|\b(?:ships|has|have|there\s+is|there\s+are|with|contains?)\s+(?:\w+ly\s+)?no\s+$"
+                      # "There is no native `cpp/engine/`": one describing word may stand between
+                      r"|\b(?:ships|has|have|there\s+is|there\s+are|with|contains?)\s+(?:\w+ly\s+)?no\s+(?:[\w-]+\s+)?$"
                       # "(no separate `hooks.ts` or store files)"
                       r"|(?:^|[(,;:])\s*no\s+(?:separate|other|extra|additional|dedicated|standalone)?\s*$)",
                       re.IGNORECASE)
@@ -67,7 +68,10 @@ _ABSENT_AFTER = re.compile(r"^\W{0,3}\(?\s*(?:doesn'?t|does\s+not|do\s+not|don'?
 # Example markers right before the mention ("e.g. `x`", "such as `x`", "like `x`").
 _EXAMPLE_BEFORE = re.compile(
     r"(?:\be\.\s?g\.|\bi\.\s?e\.|\bfor\s+(?:example|instance)|\bsuch\s+as|\blike|\bsay|\bpar\s+exemple|"
-    r"\bpor\s+ejemplo|\bz\.\s?b\.|(?<![\w./-])(?:examples?|samples?)\b(?![/-])|例[:：]|例えば|例如|比如)\W*(?:\S+\s+){0,3}\W*$", re.IGNORECASE)
+    r"\bpor\s+ejemplo|\bz\.\s?b\.|(?<![\w./-])(?:examples?|samples?)\b(?![/-])|例[:：]|例えば|例如|比如"
+    # a naming convention's name, then a name in it: "Classes use StudlyCase (`ModuleConfig.php`)"
+    r"|\b(?:(?:lower|upper)?camel|pascal|studly|kebab|snake|screaming[_-]snake|train|upper|lower)[_-]?case\b)"
+    r"\W*(?:\S+\s+){0,3}\W*$", re.IGNORECASE)
 # (not "`x.go` for examples of testing ...": the file holds examples)
 _EXAMPLE_AFTER = re.compile(r"^\W{0,3}\s*,?\s*(?:e\.\s?g\.|i\.\s?e\.|for\s+(?:example|instance)\b|as\s+an?\s+example\b|"
                             r"or\s+(?:similar|equivalent|the\s+like)\b)",
@@ -91,6 +95,8 @@ _CREATED_BEFORE = re.compile(
     r"(?:to|into|in|under|as)\W*$)", re.IGNORECASE)
 # "## `trials_summary.json` schema": the text describes what such a file holds (a run writes it).
 _FORMAT_AFTER = re.compile(r"^`?\s*(?:schema|format|file\s+format|structure)\b", re.IGNORECASE)
+# "Treat `packages/x-wasm/pkg/` as wasm-pack output": what a build writes.
+_OUTPUT_AFTER = re.compile(r"^`?\s*as\s+(?:(?:the|a|an)\s+)?(?:[\w-]+\s+){0,2}(?:output|artifacts?)\b", re.IGNORECASE)
 _CREATED_AFTER = re.compile(
     r"^\W{0,3}\s*(?:\((?:auto-?)?(?:generated|created|built|output|produced|written|cached|temporary|runtime|"
     r"gitignored|local)\b|(?:is|are|will\s+be|gets?|get|is\s+being|are\s+being|was|were)\s+(?:auto-?)?"
@@ -132,6 +138,8 @@ _HISTORY_BEFORE = re.compile(
     r"|\bno\s+longer\s+\w+(?:\s+\w+)?\s+(?:in|at|from|under|to)\W*$"
     # "replaces the legacy Rails `spree/admin` engine": what the text calls legacy or former is gone by intent
     r"|\b(?:replac\w*|supersed\w*)\s+(?:the\s+)?(?:legacy|former|previous|old)\s+(?:\w+\s+){0,2}\W*$"
+    # "folded in from the former `CROSS_TARGET_STRATEGY.md`/`scaling.md`": a former file is gone
+    r"|\b(?:former|erstwhile|defunct)\s+(?:\w+\s+)?(?:`[^`]+`\s*(?:/|,|and\b|or\b)\s*)*\W*$"
     r"|(?:^|[^\w\s]\s*|\b(?:this|it|which|that)\s+)(?:was|were)\s+(?:(?:once|originally|previously|formerly|"
     r"\w+\s+files?)\s*[—–:-]?\s*)?\W*$", re.IGNORECASE)
 # ("`x` (legacy)" marks it; "`x` - Legacy agent architecture" describes what it holds)
@@ -425,7 +433,9 @@ def _table_column(line: str, col: int) -> int:
     return line[lead:col].count("|")
 
 
-_EXAMPLES_COLUMN = re.compile(r"^\W*(?:examples?|e\.g\.|samples?)\W*$", re.IGNORECASE)
+# "Examples", "Example Filename", "Sample output": a column of examples (not "Example app", which names one)
+_EXAMPLES_COLUMN = re.compile(r"^\W*(?:examples?|e\.g\.|samples?)(?:\s+(?:file\s*names?|names?|files?|paths?|output))?"
+                              r"\W*$", re.IGNORECASE)
 
 
 def _example_column(row: str, col: int, header: str) -> str | None:
@@ -530,12 +540,15 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
                                 "the record goes")
     if _FORMAT_AFTER.match(after):
         return Purpose(EXAMPLE, "the text describes the format of such a file (`x.json` schema)")
+    if _OUTPUT_AFTER.match(after):
+        return Purpose(CREATED, "the text after the path calls it output (`x/` as wasm-pack output)")
     if _CREATED_AFTER.match(after):
         return Purpose(CREATED, "the text after the path says it is created, generated or written")
     if _MAKE_IMPERATIVE.match(_sentence_before(line, col)) or _MAKE_IMPERATIVE.match(before):
         return Purpose(CREATED, "the object of an imperative that makes it (Write `x`, Create a new `x`)")
     if _LOG_NAME.search(line[col:end]):
-        return Purpose(CREATED, "a log file or log directory (`backend/log`, `app.log`): written at run time")
+        return Purpose(CREATED, "a log, lock, pid or socket file or a log directory (`backend/log`, `app.log`, "
+                                "`app.lock`): written at run time")
     if _REMOVED_BY.search(line[:col]):
         return Purpose(CREATED, "a command on the line removes it (rm): a temporary path")
     if _is_dir_mention(line[col:end]) and _DEST_BEFORE.search(before):
@@ -600,9 +613,13 @@ def _in_example_aside(line: str, col: int) -> bool:
     return start >= 0 and ")" not in line[start:col] and _EXAMPLE_ASIDE.match(line, start) is not None
 
 
-# A log file or a log directory as the path's last segment (`backend/log`, `logs/`, `server.log`): the program
-# writes it at run time. Not a directory below it (`internal/log/logger.go` is source code).
-_LOG_NAME = re.compile(r"(?:^|/)(?:logs?/?|[^/]+\.log)$", re.IGNORECASE)
+# A log file or a log directory as the path's last segment (`backend/log`, `logs/`, `server.log`), or a lock, pid
+# or socket file (`ecchronos.lock`, `app.pid`): the program writes it at run time. Not a directory below it
+# (`internal/log/logger.go` is source code), nor a package manager's lockfile (`Cargo.lock`), which is committed.
+_LOG_NAME = re.compile(r"(?:^|/)(?:logs?/?|[^/]+\.(?:log|pid|sock)|(?!(?:cargo|poetry|gemfile|composer|flake|uv|pipfile|"
+                       r"mix|pubspec|podfile|cartfile|yarn|bun|package|deno|pdm|conda-lock|gradle|manifest|"
+                       r"packages|paket|project\.assets|renv|pixi|shard|stack\.yaml|bundle|pnpm)\.lock$)[^/]+\.lock)$",
+                       re.IGNORECASE)
 
 
 # "GET `sitemap.xml`", "`POST /api/v1/items`": the path of an HTTP request (right before the path, upper case).
@@ -677,7 +694,10 @@ _SPAN_PATH = re.compile(r"`(?:\./)?([A-Za-z0-9_@.-]+(?:/[A-Za-z0-9_@.-]+)+)/?`")
 # "`Documentation/web` is owned by the Documentation repo": the path, then what owns it.
 _OWNED_AFTER = re.compile(
     r"^\s*(?:\([^)]*\)\s*)?(?:is|are)?\s*(?:owned\s+by|maintained\s+in|lives?\s+in|belongs?\s+to|comes?\s+from)"
-    r"\s+(?:the\s+)?[*_`]*[\w.-]+[*_`]*(?:\s+[*_`]*[\w.-]+[*_`]*)?\s+repo(?:sitory)?\b", re.IGNORECASE)
+    r"\s+(?:the\s+)?[*_`]*[\w.-]+[*_`]*(?:\s+[*_`]*[\w.-]+[*_`]*)?\s+(?:mono)?repo(?:sitory)?\b"
+    # "`packages/runtime/src/cloudflare/` in the flue monorepo" (not "in this monorepo", "in our repo")
+    r"|^\s*(?:\([^)]*\)\s*)?in\s+(?:the\s+)?(?!(?:this|our|same|your|each|every)\b)[*_`]*[\w.-]+[*_`]*"
+    r"\s+(?:mono)?repo(?:sitory)?\b", re.IGNORECASE)
 # "the Documentation repo's `web/src/`", "(in the **`Documentation` repo**, at `Documentation/web/`)": a named
 # repository, then the path in it ("that repo's `x`" may be this one: not taken).
 _REPO_BEFORE = re.compile(

@@ -137,6 +137,7 @@ _ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+")
 # Sections that repeat by design: a summary of the file, or a numbered step of a procedure read as a whole.
 _SUMMARY = re.compile(r"\b(?:summary|recap|tl;?\s?dr|cheat\s*-?sheet|at\s+a\s+glance|quick\s+(?:reference|start|summary))\b",
                       re.IGNORECASE)
+_BOLD_LINE = re.compile(r"^(\*\*|__)[^*_\n]+\1\s*:?$")
 _STEP_HEADING = re.compile(r"^(?:step\s+)?\d+[.):]\s", re.IGNORECASE)
 _NAV_LINK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\*\*)?\[[^\]]*\]\(\s*<?([^)\s>]+)>?\s*\)")
 _LAYOUT_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\*\*)?`(?!/|~|https?:)([^`\s]+)`(?:\*\*)?\s*(?:[-—–:]|\()")
@@ -179,8 +180,8 @@ class _Facts:
                 t = line.strip()
                 if t and not line[:1].isspace():
                     items.clear()
-                    if t.rstrip("*_ ").endswith(":") and not _HEADING.match(line):
-                        label = t
+                    if (t.rstrip("*_ ").endswith(":") or _BOLD_LINE.match(t)) and not _HEADING.match(line):
+                        label = t  # (a line all in bold, `**Button Styles**`, heads what follows as a heading does)
                 context.append((tuple(heads), label, tuple(t for _, t in items)))
             m = _HEADING.match(line)
             if m:

@@ -4,6 +4,7 @@ from the one tree walk, the directories a relative path may be anchored at, and 
 from __future__ import annotations
 
 import os
+import re
 from bisect import bisect_left
 from dataclasses import dataclass, field
 
@@ -137,6 +138,22 @@ class GitIgnores:
             self._specs[d] = _gitignore_at(self.ws, d)
         return self._specs[d]
 
+    def names_below(self, clean: str) -> str | None:
+        """A directory below the root whose .gitignore ignores ``clean`` (a path as written, without `..`) taken
+        relative to it, and names it: "compile ... into `compiled/compiled_engine.go`" where go/engine/.gitignore
+        lists `compiled/compiled_engine.go` (a build artifact the text describes from that directory). The file
+        must spell out the path's name, so a catch-all `*` of a cache directory's .gitignore says nothing."""
+        name = clean.rstrip("/").rpartition("/")[2]
+        for d in sorted(self.dirs):
+            if not d:
+                continue
+            src = self.ws.fs.read(self.ws.root / d / ".gitignore")
+            if not src.ok or not src.text or name not in src.text:
+                continue
+            if self.ignores(f"{d}/{clean.rstrip('/')}", clean.endswith("/")):
+                return d
+        return None
+
     def ignores(self, rel: str, is_dir: bool = False) -> bool:
         """Whether git ignores ``rel`` (posix, relative to the root, normalised) or a directory above it."""
         parts = rel.split("/")
@@ -154,3 +171,28 @@ class GitIgnores:
                     any(spec.match_file(sub[:k + 1]) for k, ch in enumerate(sub) if ch == "/"):
                 return True
         return False
+
+
+def submodules(ws: Workspace) -> tuple[str, ...]:
+    """The paths of the git submodules `.gitmodules` declares whose directory the checkout leaves empty or
+    absent (a clone without `--recursive`): what is below them is another repository's, and not here to see."""
+    key = ("submodules",)
+    got = ws.fs.memo.get(key)
+    if got is None:
+        out = []
+        src = ws.fs.read(ws.root / ".gitmodules")
+        if src.ok and src.text:
+            for m in re.finditer(r"^\s*path\s*=\s*(.+?)\s*$", src.text, re.MULTILINE):
+                rel = m.group(1).strip().strip("/")
+                d = ws.root / rel
+                if rel and ".." not in rel.split("/") and (not ws.fs.is_dir(d) or not any(True for _ in _listing(d))):
+                    out.append(rel)
+        got = ws.fs.memo[key] = tuple(out)
+    return got
+
+
+def _listing(d):
+    try:
+        return list(os.scandir(d))
+    except OSError:
+        return []

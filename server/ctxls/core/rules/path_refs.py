@@ -114,7 +114,9 @@ _SYMBOL = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]
 # lower-case ones, `<thing>-name`.
 _MIME_TYPES = frozenset({"application", "text", "image", "audio", "video", "multipart", "font", "model", "message"})
 _MIME_SUBTYPES = frozenset("json plain html markdown xml csv javascript octet-stream pdf png jpeg gif webp mpeg wav "
-                           "webm mp4 zip gzip form-data x-www-form-urlencoded event-stream".split())
+                           "webm mp4 zip gzip form-data x-www-form-urlencoded event-stream openmetrics-text yaml toml "
+                           "css svg+xml ndjson jsonl problem+json graphql protobuf grpc wasm tar mixed related "
+                           "alternative byteranges ogg opus flac avif bmp tiff heic rtf msword".split())
 _NAMED_SLOT = re.compile(r"(?:^|[-_])(?:N{1,2}|X{1,3})(?:[-_]|$)|[a-z0-9][-_][A-Z]{4,}(?:[-_]|$)|^[a-z]+_or_[a-z]+$"
                          r"|^(?:my|new|your|some)[A-Z][a-z]|Xxx|^[a-z]{2,}[XYZ]$"  # (`useX`: any hook)
                          r"|^(?:feature|module|component|package|project|service|app|plugin|skill)[-_]name$")
@@ -162,6 +164,24 @@ _JS_LIBRARIES = frozenset("""
     """.split())
 
 
+# Import paths of Go's standard library that hold a slash ("a `go/parser`-based encoder", `net/http`): packages,
+# not paths, even in a repository with a `go/` or `net/` directory of its own.
+_GO_STD = frozenset("""archive/tar archive/zip compress/bzip2 compress/flate compress/gzip compress/lzw compress/zlib
+    container/heap container/list container/ring crypto/aes crypto/cipher crypto/des crypto/dsa crypto/ecdh
+    crypto/ecdsa crypto/ed25519 crypto/elliptic crypto/hmac crypto/md5 crypto/rand crypto/rc4 crypto/rsa
+    crypto/sha1 crypto/sha256 crypto/sha3 crypto/sha512 crypto/subtle crypto/tls crypto/x509 database/sql
+    database/sql/driver debug/buildinfo debug/dwarf debug/elf debug/pe embed encoding/ascii85 encoding/asn1
+    encoding/base32 encoding/base64 encoding/binary encoding/csv encoding/gob encoding/hex encoding/json
+    encoding/pem encoding/xml go/ast go/build go/constant go/doc go/format go/importer go/parser go/printer
+    go/scanner go/token go/types go/version hash/adler32 hash/crc32 hash/crc64 hash/fnv hash/maphash
+    html/template image/color image/draw image/gif image/jpeg image/png index/suffixarray io/fs io/ioutil
+    log/slog log/syslog math/big math/bits math/cmplx math/rand math/rand/v2 mime/multipart mime/quotedprintable
+    net/http net/http/httptest net/http/httputil net/http/pprof net/mail net/netip net/rpc net/smtp net/textproto
+    net/url os/exec os/signal os/user path/filepath regexp/syntax runtime/debug runtime/pprof runtime/trace
+    sync/atomic testing/fstest testing/iotest testing/quick testing/slogtest text/scanner text/tabwriter
+    text/template text/template/parse time/tzdata unicode/utf16 unicode/utf8""".split())
+
+
 @lru_cache(maxsize=65536)
 def path_shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
     """Whether token ``t`` (of a code span, link, @ mention or bare prose) is a path, judged from its text
@@ -185,6 +205,8 @@ def path_shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
         return None
     if any(s in D.SKIP_DIRS or s in EXTRA_SKIP_DIRS for s in real):
         return None
+    if "/".join(real) in _GO_STD:
+        return None  # `go/parser`, `net/http`: a Go standard-library package
     last = real[-1]
     if last.startswith(".env") or ".local." in last or last.endswith(".local") or last.endswith("~"):
         return None

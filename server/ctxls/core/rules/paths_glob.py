@@ -29,7 +29,8 @@ from .sources import FM, claude_base, key_span, kind_word, read_frontmatter, sou
           "or a rule none of whose patterns match although they name directories. It is info when another "
           "pattern of the rule matches and the pattern's directory exists (a kind of file the project has none "
           "of yet) or exists nowhere under any name like it (a rule written for projects in general: `tests/**` "
-          "where there are none), and when every pattern names a kind of file (`**/*.nix`, `flake.nix`) that the "
+          "where there are none) or is one member of a family of patterns (`java/compiler/**` beside "
+          "`go/compiler/**` and `csharp/compiler/**`: a language not written yet), and when every pattern names a kind of file (`**/*.nix`, `flake.nix`) that the "
           "project has none of: such a rule never loads here and costs nothing. A rule of a template directory (`[check] template_dirs`) scopes the project it is copied "
           "into, which the template does not hold: info. "
           "An exclusion (`!packages/**/*.test.ts`) is not checked: matching nothing, it leaves nothing out.")
@@ -95,6 +96,15 @@ def paths_glob(ws: Workspace):
                               f"for its other patterns); drop it if no such file is coming")
                 continue
             moved = None if _kind_only(entry) else _moved_dir(ws, base, entry)
+            family = _family(entry, entries)
+            if matched and moved is not None and family is not None:
+                # `java/compiler/**` beside `go/compiler/**` and `csharp/compiler/**`: one pattern per language of a
+                # family; the `compiler/` of another language says nothing moved, the member is not written yet
+                yield Finding("CTX507", "info", fi.path, _entry_span(fi, line, entry),
+                              f"Glob '{entry}' matches no file under {where} yet: the {kind_word(fi.kind)} names the "
+                              f"same directory under other parents (`{family}`), and loads for those; drop it if "
+                              f"none is coming")
+                continue
             if matched and moved is None:
                 # a directory this project does not have, with nothing of its name anywhere (a rule written for
                 # projects in general, `tests/**` where there are none): nothing says it moved
@@ -124,6 +134,18 @@ def paths_glob(ws: Workspace):
                           f"loads for it; fix the pattern (it is relative to the directory containing .claude/)"
                           + (" (a template's rule: it scopes the project the template is copied into)"
                              if shipped else ""))
+
+
+def _family(entry: str, entries: list) -> str | None:
+    """Another pattern of the rule that is ``entry`` under another first directory (`go/compiler/**` for
+    `java/compiler/**`), if any."""
+    first, _, rest = entry.partition("/")
+    if not rest or any(c in first + rest.partition("/")[0] for c in "*?[{"):
+        return None  # (a literal directory under the first: `compiler/` of `java/compiler/**`, not `**` of `test/**`)
+    for e in entries:
+        if isinstance(e, str) and e != entry and e.partition("/")[2] == rest and e.partition("/")[0] != first:
+            return e
+    return None
 
 
 def _literal_dir(entry: str) -> str:

@@ -48,7 +48,7 @@ from ..findings import Edit, Finding, Fix, Span
 from ..mentions import (CLAIM, CREATED, EXTERNAL, HISTORY, IN_OTHER_PLACE, OPTIONAL, FileContext, Purpose, classify,
                         built_from, declared_external, example_section, imagined_names, is_subject)
 from . import rule
-from .path_index import Base, GitIgnores, Names, ancestor_bases, name_index
+from .path_index import submodules, Base, GitIgnores, Names, ancestor_bases, name_index
 from .path_refs import EXT, KNOWN_EXT, Ref, extract, import_cols, path_shape
 from .sources import vendored
 
@@ -168,7 +168,9 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "and no existing path of the same kind on the line), a line "
           "in a section about examples or conventions or in a recipe for making a new thing (`## Adding a New "
           "Effect`) (unless the other paths of its list exist: then it lists real files), words or alternatives "
-          "joined by slashes in prose, outside code spans and links (`README/CLAUDE.md`), even beside real paths, a file in a template directory (unless the path's first directory is beside the file: an "
+          "joined by slashes in prose, outside code spans and links (`README/CLAUDE.md`), even beside real paths, two "
+          "words joined by a slash whose first is a directory only of a parent of the file, neither beside it nor "
+          "at the root (`phel/duplicate-def` in src/php/Lint/CLAUDE.md: a namespaced name as often as a path), a file in a template directory (unless the path's first directory is beside the file: an "
           "example app's CLAUDE.md describing its own tree), an agent's configuration location "
           "(`.claude/settings.json`), a package's export subpath (`create-app/commands` where `create-app/` holds a "
           "package.json, and no directory of its tree: `web/src/icons` is a path where `web/src/` exists), a path whose first directory exists nowhere in the workspace (another "
@@ -197,7 +199,16 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "`flows/dispatcher.ex`), names after a label that forbids them (\"NOT allowed: `index.ts` barrels\") or "
           "that the text says were considered and rejected, a file inside a parenthesis that opens with an example "
           "marker (\"(e.g. if the branch is `x-0912`, the file is `.changeset/x-0912.md`)\"), a log file or log "
-          "directory (`backend/log`, `app.log`: written at run time; not a file below it), and the paths of a skill whose frontmatter names "
+          "directory, a lock, pid or socket file (`backend/log`, `app.log`, `ecchronos.lock`: written at run time; not "
+          "a file below it, nor a package manager's lockfile), a path below a git submodule the checkout left empty "
+          "(`.gitmodules`), a path a nested .gitignore names relative to its own directory (go/engine/.gitignore "
+          "listing `compiled/compiled_engine.go`), a Go standard-library package (`go/parser`, `net/http`), \"there "
+          "is no native `x`\", \"the former `x`\", a path going on from a directory a line places in another "
+          "repository (\"`packages/runtime/src/cloudflare/` in the flue monorepo\", then `src/cloudflare/x.ts`), "
+          "Cargo's crate/feature notation (`depot/test-faults`, a feature in depot/Cargo.toml), a Java package under "
+          "its module (`core/repair.types`), what the text calls output (\"`x/pkg/` as wasm-pack output\"), a "
+          "table column of examples (\"Example Filename\"), a name illustrating a naming convention (\"StudlyCase "
+          "(`ModuleConfig.php`)\"), and the paths of a skill whose frontmatter names "
           "its home in another GitHub repository (vendored: info).")
 def stale_path(ws: Workspace):
     kinds = (D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD, D.GEMINI_MD, D.RULE, D.SKILL, D.COMMAND)
@@ -500,6 +511,15 @@ class _Checker:
             # when the workspace root has no `web/` of its own
             if "/" in e and first == e.rsplit("/", 1)[1] and "/" in p and not self.ws.fs.is_dir(self.root / first):
                 return where
+            # `src/cloudflare/run-store.ts` beside "`packages/runtime/src/cloudflare/` in the flue monorepo": the
+            # path goes on from the other repository's directory (two segments or more in common), which this
+            # workspace's root does not have
+            segs, tail = p.split("/"), e.split("/")
+            for k in range(min(len(segs), len(tail)), 1, -1):
+                if segs[:k] == tail[-k:]:
+                    if not self.ws.fs.is_dir(self.root.joinpath(*segs[:k])):
+                        return where
+                    break
         return None
 
     @property
@@ -680,10 +700,21 @@ class _Checker:
             # `web/src/` is a directory: an export subpath names no directory of the package's tree)
             return "info", (f"`{first}` is a package of the workspace (its directory has a package.json): "
                             f"`{path}` may be an import specifier of it (an `exports` entry), not a path")
+        if len(segs) == 2 and "." in name.strip(".") and self._java_package(first, name, bases):
+            return None, ""  # "in `core/repair.types`": module `core`, Java package `repair.types`, which is there
+        if len(segs) == 2 and EXT.match(name) is None and self._cargo_feature(first, name, bases):
+            return None, ""  # "`depot/test-faults` must stay dev/test-only": Cargo's crate/feature notation
         if ref.kind == "bare" and len(segs) > 2 and EXT.match(name) is None and self._siblings(segs):
             # "in the appropriate directory (common/node/vscode-node)": three directories, one each (in prose only:
             # `deps/cli/src` in a code span is a path even where deps/, cli/ and src/ all sit at the root)
             return None, ""
+        if len(segs) == 2 and EXT.match(name) is None and not path.endswith("/") and ref.kind != "link" and \
+                not self._first_dir_exists(first, [b for b in bases if b is bases[0] or b.rel == ""]):
+            # `phel/duplicate-def`, `php/new` in src/php/Lint/CLAUDE.md, where only src/ has a phel/ and a php/:
+            # a namespaced name (a lint rule's id, a special form) as often as a directory of a parent
+            return "unsure", (f"two words joined by a slash, whose first (`{first}/`) is a directory neither beside "
+                              "the file nor at the root, only of a directory above the file: it may be a namespaced "
+                              "name (`ns/name`), not a path")
         nowhere = len(segs) > 1 and first not in self.names.dirs and not self._first_dir_exists(first, bases)
         if peers and not (ref.kind == "bare" and (nowhere or (EXT.match(name) is None and not path.endswith("/")))):
             # (a path in prose, outside code spans and links, keeps its own shape's doubt: "reply/thread/DM" in a
@@ -747,6 +778,33 @@ class _Checker:
         paths = self.names.paths
         return any(b.rel is not None and (f"{b.rel}/{name}/package.json" if b.rel else f"{name}/package.json") in paths
                    for b in bases)
+
+    def _java_package(self, module: str, package: str, bases: list[Base]) -> bool:
+        """Whether ``module``, read from one of ``bases``, holds the directories of the dotted package name
+        ``package`` somewhere below it (`core/repair.types`: core/src/main/java/.../repair/types/)."""
+        tail = "/" + package.replace(".", "/")
+        for b in bases:
+            if b.rel is None:
+                continue
+            top = f"{b.rel}/{module}/" if b.rel else f"{module}/"
+            if any(p.startswith(top) and p.endswith(tail) for p in self.names.dirs.get(package.rsplit(".", 1)[1], ())):
+                return True
+        return False
+
+    def _cargo_feature(self, crate: str, feature: str, bases: list[Base]) -> bool:
+        """Whether ``crate``, read from one of ``bases``, is a directory whose Cargo.toml declares the feature
+        ``feature`` (`depot/test-faults` is Cargo's notation for the `test-faults` feature of crate `depot`)."""
+        for b in bases:
+            if b.rel is None:
+                continue
+            rel = f"{b.rel}/{crate}/Cargo.toml" if b.rel else f"{crate}/Cargo.toml"
+            if rel not in self.names.paths:
+                continue
+            src = self.ws.fs.read(self.root / rel)
+            text = src.text if src.ok and src.text else ""
+            if "[features]" in text and re.search(rf"^\s*\"?{re.escape(feature)}\"?\s*=", text, re.MULTILINE):
+                return True
+        return False
 
     # -- which tokens are paths ------------------------------------------------------------------------
     def _bases(self, fdir: Path, memory: bool) -> list[Base]:
@@ -914,6 +972,14 @@ class _Checker:
                 # keeps no such directory, so a clone has none)
                 if not rel.startswith("..") and self._ignores.ignores(rel, path.endswith("/") or "." not in name):
                     return "ignored"
+            if ".." not in clean.split("/") and self._ignores.names_below(clean) is not None:
+                return "ignored"
+        for b in bases:
+            if b.rel is None:
+                continue
+            rel = posixpath.normpath(posixpath.join(b.rel, clean)) if b.rel else posixpath.normpath(clean)
+            if any(rel == m or rel.startswith(m + "/") for m in submodules(self.ws)):
+                return "ignored"  # below a git submodule the checkout left empty: another repository's file
         return "missing"
 
     # -- reporting ----------------------------------------------------------------------------------------

@@ -470,7 +470,9 @@ _ATTACK_RAW = [
               r"the\s+user(?:\s*(?:[.,;!)]|$)|\s+(?:that\s+you|what\s+you|about\s+(?:this|these|it)\b))") + "|"
         r"without\s+(?:telling|informing|notifying|alerting)\s+(?:the\s+)?user\b|" +
         _each(("hide", "conceal", "keep"), r"\s+(?:this|these\s+\w+|it|them)\s+(?:secret\s+)?from\s+(?:the\s+)?user\b")
-        + "|" + _each(("secretly", "covertly"), r"\s+(?:send|upload|post|copy|exfiltrate|transmit|forward|delete|add|"
+        # (not after a negation: "Functions shouldn't secretly change global state" forbids the hidden act)
+        + "|" + _each((r"(?<!n't\s)(?<!not\s)(?<!never\s)secretly", r"(?<!n't\s)(?<!not\s)(?<!never\s)covertly"),
+                      r"\s+(?:send|upload|post|copy|exfiltrate|transmit|forward|delete|add|"
                                                 r"insert|run|execute|include|modify|change)\b"), re.MULTILINE)),
     ("asks to exfiltrate data", re.compile(
         r"(?:exfiltrate\s+(?:the|all|any|every|their|your|this|these|its|[\w-]+'s)\b)", re.MULTILINE)),
