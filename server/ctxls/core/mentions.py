@@ -88,10 +88,12 @@ _CLAIM_VERB_AFTER = re.compile(
 # Creation or output with the path as the object: "creates `x`", "writes to `x`", "output to `x`".
 _CREATED_BEFORE = re.compile(
     r"(?:\b(?:creat(?:e|es|ed|ing)|(?:re)?generat(?:e|es|ed|ing)|scaffold(?:s|ed|ing)?|emit(?:s|ted|ting)?|"
+    # "`federation/` becomes `assets/federation/` in Android assets": what a build turns it into
+    r"becom(?:e|es|ing)|turn(?:s|ed)?\s+into|"
     r"produc(?:e|es|ed|ing)|mkdir|touch)\b(?:\s+(?:a|an|the|new|your|its|their|this|that|one|file|files|"
     r"directory|dir|folder|at|in|under|as|called|named)\b)*\W*$"
     r"|\b(?:writ(?:e|es|ing|ten)|output(?:s|ted|ting)?|sav(?:e|es|ed|ing)|dump(?:s|ed|ing)?|"
-    r"download(?:s|ed|ing)?|install(?:s|ed|ing)?)\b(?:\s+\S+){0,4}?\s+"
+    r"download(?:s|ed|ing)?|install(?:s|ed|ing)?|cop(?:y|ies|ied|ying))\b(?:\s+\S+){0,4}?\s+"
     r"(?:to|into|in|under|as)\W*$)", re.IGNORECASE)
 # "## `trials_summary.json` schema": the text describes what such a file holds (a run writes it).
 _FORMAT_AFTER = re.compile(r"^`?\s*(?:schema|format|file\s+format|structure)\b", re.IGNORECASE)
@@ -434,6 +436,9 @@ def _table_column(line: str, col: int) -> int:
 
 
 # "Examples", "Example Filename", "Sample output": a column of examples (not "Example app", which names one)
+# "Destination (in `android/app/src/main/assets/`)", "Output", "Generated file": a column of what a build writes
+_MADE_COLUMN = re.compile(r"^\W*(?:destinations?|outputs?|generated(?:\s+files?)?|copied\s+to|written\s+to)\b",
+                          re.IGNORECASE)
 _EXAMPLES_COLUMN = re.compile(r"^\W*(?:examples?|e\.g\.|samples?)(?:\s+(?:file\s*names?|names?|files?|paths?|output))?"
                               r"\W*$", re.IGNORECASE)
 
@@ -446,6 +451,8 @@ def _example_column(row: str, col: int, header: str) -> str | None:
     cell = cells[i] if i < len(cells) else ""
     if _EXAMPLES_COLUMN.match(cell):
         return EXAMPLE  # a column headed "Examples"
+    if _MADE_COLUMN.match(cell):
+        return CREATED  # a column headed "Destination": where a build copies or writes things
     if not any(_BAD_HEADER.match(c) for c in cells) or not any(_GOOD_HEADER.match(c) for c in cells):
         return None  # otherwise a table of examples names both sides
     if _BAD_HEADER.match(cell):
@@ -507,6 +514,9 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
     if ctx.table_header:
         got = _example_column(line, col, ctx.table_header)
         if got is not None:
+            if got == CREATED:
+                return Purpose(got, "in a column of what a build writes or copies (its header says "
+                                    f"{_quote(ctx.table_header)})")
             return Purpose(got, "in the "
                            + ("wrong" if got == CONTRAST else "right") + " column of a table of examples (its header "
                            f"says {_quote(ctx.table_header)})")

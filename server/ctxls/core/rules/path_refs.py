@@ -182,6 +182,11 @@ _GO_STD = frozenset("""archive/tar archive/zip compress/bzip2 compress/flate com
     text/template text/template/parse time/tzdata unicode/utf16 unicode/utf8""".split())
 
 
+# The libraries of the Flutter SDK, imported as `package:flutter/<name>` and often written without the scheme.
+_FLUTTER_LIBRARIES = frozenset(f"{n}.dart" for n in """animation cupertino foundation gestures material painting
+    physics rendering scheduler semantics services widgets""".split())
+
+
 @lru_cache(maxsize=65536)
 def path_shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
     """Whether token ``t`` (of a code span, link, @ mention or bare prose) is a path, judged from its text
@@ -207,6 +212,8 @@ def path_shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
         return None
     if "/".join(real) in _GO_STD:
         return None  # `go/parser`, `net/http`: a Go standard-library package
+    if len(real) == 2 and real[0] == "flutter" and real[1] in _FLUTTER_LIBRARIES:
+        return None  # `flutter/foundation.dart`: a Flutter library (`package:flutter/foundation.dart`)
     last = real[-1]
     if last.startswith(".env") or ".local." in last or last.endswith(".local") or last.endswith("~"):
         return None

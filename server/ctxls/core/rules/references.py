@@ -206,7 +206,10 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "is no native `x`\", \"the former `x`\", a path going on from a directory a line places in another "
           "repository (\"`packages/runtime/src/cloudflare/` in the flue monorepo\", then `src/cloudflare/x.ts`), "
           "Cargo's crate/feature notation (`depot/test-faults`, a feature in depot/Cargo.toml), a Java package under "
-          "its module (`core/repair.types`), what the text calls output (\"`x/pkg/` as wasm-pack output\"), a "
+          "its module (`core/repair.types`), a Flutter library (`flutter/foundation.dart`), two missing paths joined "
+          "by an arrow (\"`lib/x/widgets.ex` → `test/x/widgets_test.exs`\": a mapping shown with a made-up name), "
+          "what a build copies a file to or turns it into (\"is copied to `x`\", \"becomes `x`\", a table column "
+          "headed Destination or Output), what the text calls output (\"`x/pkg/` as wasm-pack output\"), a "
           "table column of examples (\"Example Filename\"), a name illustrating a naming convention (\"StudlyCase "
           "(`ModuleConfig.php`)\"), and the paths of a skill whose frontmatter names "
           "its home in another GitHub repository (vendored: info).")
@@ -245,6 +248,26 @@ HISTORY_BUDGET_S = 0.75
 
 
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
+
+
+_MAPS_TO = re.compile(r"^[`*_\s]*(?:→|->|=>|⇒|⟶)[`*_\s]*$")
+
+
+def _missing_mappings(found: list) -> set[tuple[int, int]]:
+    """(line, column) of the missing paths joined by an arrow to another missing path on their line (`a.ex` →
+    `a_test.exs`): both sides made up to show a mapping, not files that should be there."""
+    out: set[tuple[int, int]] = set()
+    by_line: dict[int, list] = {}
+    for ref, _, state in found:
+        by_line.setdefault(ref.line, []).append((ref, state))
+    for refs in by_line.values():
+        if len(refs) < 2:
+            continue
+        refs.sort(key=lambda rs: rs[0].col)
+        for (a, sa), (b, sb) in zip(refs, refs[1:]):
+            if sa == sb == "missing" and _MAPS_TO.match(a.source[a.col + len(a.text):b.col]):
+                out.update(((a.line, a.col), (b.line, b.col)))
+    return out
 
 
 def _module_of_file(path: str, files: dict) -> bool:
@@ -568,10 +591,13 @@ class _Checker:
         fctx = FileContext(body)
         template = not memory and self.ws.config.in_template_dir(self.ws.rel(fi.path))
         upstream = vendored(self.ws, fi) if fi.kind == D.SKILL else None
+        # "Tests mirror `lib/` exactly: `lib/app/widgets.ex` → `test/app/widgets_test.exs`": a mapping between two
+        # paths neither of which exists illustrates a rule of the layout with a made-up name
+        mapped = _missing_mappings(found)
         purposes = []
         told: dict[str, tuple[int, Purpose]] = {}  # paths the file says, somewhere, are created, optional, gone...
         for ref, path, state in found:
-            if state != "missing" or _context_more(ref.source):
+            if state != "missing" or _context_more(ref.source) or (ref.line, ref.col) in mapped:
                 continue
             line = ref.source[:-1] if ref.source.endswith("\r") else ref.source
             end = ref.col + len(ref.text)
