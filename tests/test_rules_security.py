@@ -226,7 +226,8 @@ _PLAIN_HIDES = re.compile(
     r"the\s+user(?:\s*(?:[.,;!)]|$)|\s+(?:that\s+you|what\s+you|about\s+(?:this|these|it)\b))|"
     r"without\s+(?:telling|informing|notifying|alerting)\s+(?:the\s+)?user\b|"
     r"(?:hide|conceal|keep)\s+(?:this|these\s+\w+|it|them)\s+(?:secret\s+)?from\s+(?:the\s+)?user\b|"
-    r"(?:secretly|covertly)\s+(?:send|upload|post|copy|exfiltrate|transmit|forward|delete|add|insert|"
+    # (not after a negation: "shouldn't secretly change" forbids the act)
+    r"(?<!n't\s)(?<!not\s)(?<!never\s)(?:secretly|covertly)\s+(?:send|upload|post|copy|exfiltrate|transmit|forward|delete|add|insert|"
     r"run|execute|include|modify|change)\b", re.MULTILINE)
 # The needles the rule always asked for (the new gates must only add conditions every match meets).
 _PLAIN_ATTACK_NEEDLES = (

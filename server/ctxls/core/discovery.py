@@ -34,6 +34,20 @@ from .settings import Settings
 if TYPE_CHECKING:
     from .fs import FileSystem
 
+_BUILD_DIR_BESIDE = frozenset({"target"})
+"""Skipped directories that are build output only beside a build manifest (`BUILD_DIR_MAKERS`): elsewhere a
+`target/` is source like any other (`src/adapters/target/target.converter.ts`)."""
+BUILD_DIR_MAKERS = frozenset({"Cargo.toml", "pom.xml", "build.sbt", "build.gradle", "build.gradle.kts", "project.clj"})
+"""Build manifests whose tool writes `target/` beside them (cargo, maven, sbt, gradle's Kotlin plugins, lein)."""
+
+
+def _drop_build_dirs(subdirs: list, files) -> list:
+    """``subdirs`` without the `target/` a build manifest among ``files`` (names) writes."""
+    if not BUILD_DIR_MAKERS.intersection(files):
+        return subdirs
+    return [s for s in subdirs if s[1][-1] not in _BUILD_DIR_BESIDE]
+
+
 SKIP_DIRS = frozenset({
     ".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache",
     ".pytest_cache", ".ruff_cache", ".ctxls", ".idea", ".gradle", ".next", ".nuxt", ".turbo", ".cache",
@@ -240,24 +254,27 @@ def scan_workspace(
         names: list[str] = []  # what is not a directory here, for the tree
         kinds: dict[str, str] | None = {} if fs is not None else None  # the listing `fs` would make
         if tree_only:
+            below = []
             with it:
                 for e in it:
                     try:
                         if e.is_dir():
                             if e.is_symlink():
                                 idx.dir_links.append(f"{rel_d}/{e.name}" if rel_d else e.name)
-                            elif e.name not in SKIP_DIRS:
-                                stack.append((Path(e.path), parts + (e.name,), None, True))
+                            elif e.name not in SKIP_DIRS or e.name in _BUILD_DIR_BESIDE:
+                                below.append((Path(e.path), parts + (e.name,), None, True))
                             continue
                     except OSError:
                         pass
                     names.append(e.name)
+            stack.extend(_drop_build_dirs(below, names))
             idx.tree.append((sd, rel_d, names))
             continue
         idx.dirs.append(d)
         if ignore is not None:
             ignore.enter(d, parts)
         subdirs: list[tuple[Path, tuple[str, ...], tuple[str, ...] | None, bool]] = []
+        makers: list[str] = []  # the build manifests of this directory (Cargo.toml: `target/` is its output)
         in_claude = ".claude" in parts
         here: tuple[str, ...] | None = None  # the chain a link followed from here starts with
         with it:
@@ -292,8 +309,10 @@ def scan_workspace(
                             kinds[name] = "o"
                 if not target_dir and rel_d is not None:
                     names.append(name)
+                if not target_dir and name in BUILD_DIR_MAKERS:
+                    makers.append(name)
                 if is_dir or link_dir:
-                    if name in SKIP_DIRS:
+                    if name in SKIP_DIRS and name not in _BUILD_DIR_BESIDE:
                         continue
                     sub = parts + (name,)
                     if ignore is not None and ignore.ignored(sub, True):
@@ -346,7 +365,7 @@ def scan_workspace(
             idx.tree.append((sd, rel_d, names))
         if kinds is not None:
             fs.prime_listing(d, kinds)
-        for sub_dir in sorted(subdirs, key=lambda x: x[0], reverse=True):
+        for sub_dir in sorted(_drop_build_dirs(subdirs, makers), key=lambda x: x[0], reverse=True):
             stack.append(sub_dir)
         if progress is not None:
             progress(len(idx.dirs))

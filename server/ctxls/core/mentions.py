@@ -53,9 +53,13 @@ _MARK_IN_ROW = re.compile(r"(✅|✓|✔|❌|✗|✘|🚫)")
 _NEGATED = re.compile(r"(?:\b(?:not|never|instead\s+of|rather\s+than|avoid|don'?t\s+(?:use|add|create|put)|"
                       r"do\s+not\s+(?:use|add|create|put)|no\s+more|without)[*_]{0,2}\s+(?:\S+\s+){0,2}$"
                       # "There is no native `cpp/engine/`": one describing word may stand between
-                      r"|\b(?:ships|has|have|there\s+is|there\s+are|with|contains?)\s+(?:\w+ly\s+)?no\s+(?:[\w-]+\s+)?$"
+                      r"|\b(?:ships|has|have|there\s+is|there\s+are|with|contains?)\s+(?:\w+ly\s+)?[*_]{0,2}no\s+(?:[\w-]+\s+)?$"
+                      # "produces no podspec and no `Package.swift`"
+                      r"|\b(?:produc\w*|generat\w*|emits?|creat\w*|ships?|needs?|requires?)\s+no\s+(?:[\w-]+\s+)?"
+                      r"(?:(?:and|or|nor)\s+no\s+)?$|\b(?:and|or|nor)\s+no\s+$"
                       # "(no separate `hooks.ts` or store files)"
-                      r"|(?:^|[(,;:])\s*no\s+(?:separate|other|extra|additional|dedicated|standalone)?\s*$)",
+                      r"|(?:^|[(,;:]|^\s*(?:[-*+]|\d+[.)]))\s*no\s+(?:separate|other|extra|additional|dedicated|"
+                      r"standalone)?\s*$)",
                       re.IGNORECASE)
 _ABSENT_AFTER = re.compile(r"^\W{0,3}\(?\s*(?:doesn'?t|does\s+not|do\s+not|don'?t|won'?t)\s+exist|^\W{0,3}\(?\s*"
                            r"(?:removed|deleted|gone|deprecated|obsolete|legacy,\s+removed)\b"
@@ -87,12 +91,12 @@ _CLAIM_VERB_AFTER = re.compile(
 
 # Creation or output with the path as the object: "creates `x`", "writes to `x`", "output to `x`".
 _CREATED_BEFORE = re.compile(
-    r"(?:\b(?:creat(?:e|es|ed|ing)|(?:re)?generat(?:e|es|ed|ing)|scaffold(?:s|ed|ing)?|emit(?:s|ted|ting)?|"
+    r"(?:\b(?:(?:re)?creat(?:e|es|ed|ing)|(?:re)?generat(?:e|es|ed|ing)|scaffold(?:s|ed|ing)?|emit(?:s|ted|ting)?|"
     # "`federation/` becomes `assets/federation/` in Android assets": what a build turns it into
     r"becom(?:e|es|ing)|turn(?:s|ed)?\s+into|"
     r"produc(?:e|es|ed|ing)|mkdir|touch)\b(?:\s+(?:a|an|the|new|your|its|their|this|that|one|file|files|"
-    r"directory|dir|folder|at|in|under|as|called|named)\b)*\W*$"
-    r"|\b(?:writ(?:e|es|ing|ten)|output(?:s|ted|ting)?|sav(?:e|es|ed|ing)|dump(?:s|ed|ing)?|"
+    r"directory|dir|folder|at|in|into|to|under|as|called|named)\b)*\W*$"
+    r"|\b(?:writ(?:e|es|ing|ten)|output(?:s|ted|ting)?|sav(?:e|es|ed|ing)|dump(?:s|ed|ing)?|extract(?:s|ed|ing)?|"
     r"download(?:s|ed|ing)?|install(?:s|ed|ing)?|cop(?:y|ies|ied|ying))\b(?:\s+\S+){0,4}?\s+"
     r"(?:to|into|in|under|as)\W*$)", re.IGNORECASE)
 # "## `trials_summary.json` schema": the text describes what such a file holds (a run writes it).
@@ -123,7 +127,9 @@ _REMOVED_BY = re.compile(r"\brm\s+(?:-\w+\s+)*(?:\S+\s+){0,4}$")
 _DEST_BEFORE = re.compile(
     r"\b(?:captur(?:e|es|ed|ing)|record(?:s|ed|ing)?|stor(?:e|es|ed|ing)|log(?:s|ged|ging)?|put(?:s|ting)?|"
     r"plac(?:e|es|ed|ing)|kept|keep(?:s|ing)?|add(?:s|ed|ing)?|append(?:s|ed|ing)?|collect(?:s|ed|ing)?|"
-    r"drop(?:s|ped|ping)?|file|filed|filing|go(?:es|ing)?|went)\b(?:\s+\S+){0,4}?\s+"
+    r"drop(?:s|ped|ping)?|file|filed|filing|go(?:es|ing)?|went|"
+    # "Demo use-case classes MUST live under `x/`": a rule for where new ones go (not "the code lives in `x/`")
+    r"(?:must|should|shall)\s+(?:live|reside|belong|be\s+placed|be\s+put))\b(?:\s+\S+){0,4}?\s+"
     r"(?:in|into|to|under)\W*$", re.IGNORECASE)
 
 # "make assumptions, document them (`.gaia/assumptions.md`)", "log the decision (`notes/decisions.md`)": the
@@ -146,9 +152,11 @@ _HISTORY_BEFORE = re.compile(
     r"\w+\s+files?)\s*[—–:-]?\s*)?\W*$", re.IGNORECASE)
 # ("`x` (legacy)" marks it; "`x` - Legacy agent architecture" describes what it holds)
 _HISTORY_AFTER = re.compile(
-    r"^\W{0,3}\s*(?:\(?(?:deprecated|removed|deleted|obsolete|gone)\b|\(?(?:legacy|old)\b(?!\s+[a-z])|(?:was|were|has\s+been|have\s+been|"
-    r"is|are|got)\s+(?:now\s+)?(?:renamed|moved|deleted|removed|replaced|deprecated|split|merged|gone|obsolete|"
-    r"cancell?ed|canceled|rejected|retired|dropped|no\s+longer)|(?:(?:file|directory|folder|dir)\s+)?"
+    r"^\W{0,3}\s*(?:\(?(?:deprecated|removed|deleted|obsolete|gone)\b|\(?(?:legacy|old)\b(?!\s+[a-z])|"
+    r"(?:(?:suite|file|module|package|directory|folder|dir|script|tool|crate|app|service)\s+)?(?:was|were|has\s+been|"
+    r"have\s+been|is|are|got)\s+(?:now\s+)?(?:renamed|moved|deleted|removed|replaced|deprecated|split|merged|gone|"
+    r"obsolete|cancell?ed|canceled|rejected|retired|decommissioned|dropped|no\s+longer)|"
+    r"stays?\s+(?:deleted|removed|gone)|(?:(?:file|directory|folder|dir)\s+)?"
     r"(?:no\s+longer\s+exists?|(?:do|does)\s+not\s+exist\s+anymore)|until\b|[^.;]{0,80}\b(?:both|all|they)\s+"
     r"(?:are|were)\s+(?:now\s+)?gone\b)", re.IGNORECASE)
 # "`packages/core`, `workflow-engine` and `x` are deleted": the predicate of the sentence the path opens.
@@ -175,7 +183,11 @@ _OTHER_REPO = re.compile(
     r"(?:product|contributing|consumer|downstream|application|app|demo|starter|docs|documentation|website)\s+"
     r"repo(?:sitor(?:y|ies))?\b|"
     r"\bat\s+(?:the|a|its)\s+pinned\s+(?:sha|commit|ref|tag|version)\b|"
-    r"\b(?:live|lives|living|are|is|kept|found)\s+in\s+\[`?[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+`?\]\(https?://)",
+    r"\b(?:live|lives|living|are|is|kept|found)\s+in\s+\[`?[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+`?\]\(https?://|"
+    # "`Sources/MoqFFI/Generated.swift` in the resolved `moq-swift` checkout": a dependency's own tree
+    r"`[^`]*`\s+in\s+(?:the\s+)?upstream\b|"
+    r"\bin\s+(?:the|a|its|your)\s+(?:resolved\s+|local\s+|installed\s+|vendored\s+)?`[\w.@/-]+`\s+"
+    r"(?:checkout|clone|package|crate|gem|module|dependency|sdk)\b)",
     re.IGNORECASE)
 # "imported from the former `cloudflare/workerd-cxx` repository": the span is the repository's name.
 _REPO_NAMED = re.compile(r"^`?\s*(?:repo(?:sitory)?|fork)\b", re.IGNORECASE)
@@ -264,6 +276,57 @@ _WRAP_LINES = 3
 _BLOCK_MARK = re.compile(r"<!--[^>]*?(?<![A-Za-z])(BEGIN|START|END)(?![a-z])[^>]*-->", re.IGNORECASE)
 
 
+# A custom element's own line (`<claude-mem-context>`, `<laravel-boost-guidelines>`): a tool wraps its text so.
+_TAG_OPEN = re.compile(r"^\s*<([a-z][a-z0-9]*(?:-[a-z0-9]+)+)(?:\s[^>]*)?>\s*$")
+# "<!-- This section is auto-generated by claude-mem. -->", "<!-- AUTO-GENERATED from x. DO NOT EDIT -->"
+_GENERATED_NOTE = re.compile(r"<!--[^>]*\b(?:auto-?generated|generated\s+by|do\s+not\s+edit)\b", re.IGNORECASE)
+
+
+def generated_regions(lines: list[str]) -> list[tuple[int, int, str]]:
+    """(first, last, marker) of the runs of lines a tool writes into a hand-written file and rewrites on its next
+    update (lines strictly between first and last): a block between HTML comments that say BEGIN or START and
+    END (`<!-- BEGIN BEADS INTEGRATION -->`, `<!-- OPENSPEC:START -->`), a custom element holding a comment that
+    says it is generated (`<claude-mem-context>` ... `<!-- auto-generated by claude-mem -->` ...
+    `</claude-mem-context>`)."""
+    out: list[tuple[int, int, str]] = []
+    opened: tuple[int, str] | None = None
+    tag: tuple[int, str] | None = None
+    noted = False
+    for n, line in enumerate(lines):
+        if "<" not in line:
+            continue
+        if "<!--" in line:
+            m = _BLOCK_MARK.search(line)
+            if m is not None:
+                if m.group(1).upper() in ("BEGIN", "START"):
+                    opened = (n, m.group(0).strip())
+                elif opened is not None:
+                    out.append((opened[0], n, opened[1]))
+                    opened = None
+                continue
+            if _GENERATED_NOTE.search(line):
+                # (outside an element the note speaks of the whole file, which the repository often generates
+                # from its own sources, `<!-- AUTO-GENERATED from docs/ai-setup/x.md -->`: its text is still the
+                # repository's to fix, there)
+                noted = noted or tag is not None
+                continue
+        t = _TAG_OPEN.match(line)
+        if t is not None and tag is None:
+            tag, noted = (n, t.group(1)), False
+        elif tag is not None and line.strip() == f"</{tag[1]}>":
+            if noted:
+                out.append((tag[0], n, f"<{tag[1]}>"))
+            tag = None
+    return out
+
+
+def in_region(regions: list[tuple[int, int, str]], i: int) -> str | None:
+    for start, stop, marker in regions:
+        if start < i < stop:
+            return marker
+    return None
+
+
 class FileContext:
     """Line contexts of one markdown body (0-based lines of the body), computed in one pass on first use."""
 
@@ -324,27 +387,10 @@ class FileContext:
         return lead + line + after, len(lead)
 
     def generated_block(self, i: int) -> str | None:
-        """The opening marker of the tool-written block body line ``i`` is in (`<!-- BEGIN BEADS INTEGRATION -->`
-        ... `<!-- END BEADS INTEGRATION -->`, `<!-- OPENSPEC:START -->` ... `<!-- OPENSPEC:END -->`), if any: a
-        tool writes that text into the file and rewrites it on its next update."""
+        """The opening marker of the tool-written block body line ``i`` is in (see `generated_regions`), if any."""
         if self._blocks is None:
-            self._blocks = []
-            opened: tuple[int, str] | None = None
-            for n, line in enumerate(self.lines):
-                if "<!--" not in line:
-                    continue
-                m = _BLOCK_MARK.search(line)
-                if m is None:
-                    continue
-                if m.group(1).upper() in ("BEGIN", "START"):
-                    opened = (n, m.group(0).strip())
-                elif opened is not None:
-                    self._blocks.append((opened[0], n, opened[1]))
-                    opened = None
-        for start, stop, marker in self._blocks:
-            if start < i < stop:
-                return marker
-        return None
+            self._blocks = generated_regions(self.lines)
+        return in_region(self._blocks, i)
 
     def at(self, i: int) -> LineContext:
         if self._ctx is None:
@@ -420,6 +466,10 @@ _EXAMPLE_CELL = re.compile(r"\|\s*(?:\*\*|__)?(?:e\.g\.|examples?)\s*(?:\*\*|__)
 _BRANCH_BEFORE = re.compile(r"\bbranch(?:es)?\s+(?:names?|naming|prefix(?:es)?|patterns?|like|such\s+as)\b[^.;]{0,30}$"
                             r"|\bbranch\b[^.;]{0,40}?\b(?:named|called)\s*`?$"
                             r"|\bgit\s+(?:checkout\s+-b|switch\s+-c|branch)\s*$", re.IGNORECASE)
+# "Build project configuration is loaded from:" over a list: where a tool looks for its file, the first found wins
+_LOOKUP_LEAD = re.compile(r"\b(?:is|are)\s+(?:loaded|read|resolved|looked\s+up|searched)\s+(?:from|in)\b[^.]*:\s*$|"
+                          r"\b(?:looks?|searches)\s+for\b[^.]*\bin\s+(?:this\s+)?order\b[^.]*:\s*$", re.IGNORECASE)
+_IMPORTED_AS = re.compile(r"\bimported\s+as\s*$", re.IGNORECASE)
 _MODULE_FROM = re.compile(r"\b(?:import\w*|use|uses|using|require)\b[^.;]{0,40}\bfrom\s*$", re.IGNORECASE)
 
 
@@ -439,8 +489,7 @@ def _table_column(line: str, col: int) -> int:
 # "Destination (in `android/app/src/main/assets/`)", "Output", "Generated file": a column of what a build writes
 _MADE_COLUMN = re.compile(r"^\W*(?:destinations?|outputs?|generated(?:\s+files?)?|copied\s+to|written\s+to)\b",
                           re.IGNORECASE)
-_EXAMPLES_COLUMN = re.compile(r"^\W*(?:examples?|e\.g\.|samples?)(?:\s+(?:file\s*names?|names?|files?|paths?|output))?"
-                              r"\W*$", re.IGNORECASE)
+_EXAMPLES_COLUMN = re.compile(r"^\W*(?:examples?|e\.g\.|samples?)(?:\s+[\w-]+){0,2}\W*$", re.IGNORECASE)
 
 
 def _example_column(row: str, col: int, header: str) -> str | None:
@@ -588,6 +637,8 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
         return Purpose(OPTIONAL, "the sentence makes it conditional (if it exists, when present, if any)")
     if _CHECKED_BEFORE.search(before):
         return Purpose(OPTIONAL, "the text checks whether it is there (check for, look for)")
+    if ctx.lead and _LOOKUP_LEAD.search(ctx.lead):
+        return Purpose(OPTIONAL, f"listed under {_quote(ctx.lead)}: the places a tool looks for its file, in order")
     if _FOR_PROJECTS.search(line[:col]):
         return Purpose(OPTIONAL, "the sentence is written for some projects (for projects using ...), not this one")
     if _PLACEHOLDER_NOUN.search(line):
@@ -597,6 +648,8 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
         return Purpose(EXAMPLE, "the sentence is about git branch names")
     if _HTTP_METHOD_BEFORE.search(line, 0, col):
         return Purpose(EXTERNAL, "an HTTP request's path (GET `sitemap.xml`): a route the server answers, not a file")
+    if _IMPORTED_AS.search(before):
+        return Purpose(EXTERNAL, "an import path (imported as `pkg/assert`): the name code imports, not a path")
     if "." not in line[col:end].rsplit("/", 1)[-1] and _MODULE_FROM.search(before):
         return Purpose(EXTERNAL, "an import's module specifier (use `x` from `pkg/sub`)")
     if "/" not in line[col:end] and _PACKAGE_EXT.search(line[col:end]) and any(

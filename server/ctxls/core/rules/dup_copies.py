@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..findings import Finding, Related
+from ..mentions import generated_regions, in_region
 from ..words import plural
 from ..workspace import Workspace
 
@@ -151,13 +152,14 @@ class _Facts:
     """What CTX201's second look needs of each line of one version of a file, worked out on first use: a file
     changed by an edit is read again, the others keep theirs (and so their findings' verdicts, see `regroup`)."""
 
-    __slots__ = ("lines", "_restates", "_context", "_memo")
+    __slots__ = ("lines", "_restates", "_context", "_memo", "_generated")
 
     def __init__(self, lines: list[str]) -> None:
         self.lines = lines
         self._restates: list[str | None] | None = None
         self._context: list[tuple] | None = None
         self._memo: dict[tuple[str, int], object] = {}
+        self._generated: list[tuple[int, int, str]] | None = None
 
     def _scan(self) -> None:
         """One pass: the section each line restates in, if any, and each line's context (the headings above it and
@@ -218,6 +220,12 @@ class _Facts:
 
     def line(self, i: int) -> str:
         return self.lines[i] if 0 <= i < len(self.lines) else ""
+
+    def generated(self, i: int) -> str | None:
+        """The marker of the tool-written block line ``i`` is in (`<claude-mem-context>`), if any."""
+        if self._generated is None:
+            self._generated = generated_regions(self.lines)
+        return in_region(self._generated, i)
 
     def restates(self, i: int) -> str | None:
         """Where line ``i`` sits when that is a summary or a numbered procedure step (its heading, or the
@@ -292,6 +300,12 @@ def _judge(f: Finding, a: _Facts, b: _Facts) -> Finding | None:
     if "`" in a.line(i) and "`" in b.line(j) and a.code(i) != b.code(j):
         return None  # `type: description` and `[type] description`: two formats, alike only without punctuation
     head = f.message.split(";", 1)[0]
+    tool = a.generated(i) or b.generated(j)
+    if tool is not None:
+        return _info(f, f"{head}; a tool writes this text into the file ({tool}) and rewrites it on its next "
+                        f"update: change what the tool writes, not the copy",
+                     "one copy is inside a block a tool generates (BEGIN/END comments, or an element with an "
+                     "'auto-generated' comment)")
     where = a.restates(i)
     if where:
         return _info(f, f"{head}; this copy sits in {where}, which restates on purpose",

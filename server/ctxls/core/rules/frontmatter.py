@@ -227,7 +227,9 @@ def _unclosed(fi: FileInfo) -> Finding | None:
           "a hard upload error, so keep custom data under `metadata:`. A field that is merely unknown to a rule or "
           "memory file is reported as info: it is stripped and costs nothing. So is descriptive metadata on a command or "
           "skill (who wrote it, when, which version, how it is filed: `version: 1.0`, `last_updated:`, `author:`, "
-          "`tags:`, or any field whose value is a version or a date), which acts on nothing in any agent; a field "
+          "`tags:`, where it came from, `source:`, or any field whose value is a version, a date or a web address), "
+          "which acts on nothing in any agent, and a field the project defines for its own tooling (a file beside "
+          "the skill or command folders, `.claude/skills/SCHEMA.md` or `_index.json`, names it); a field "
           "that expected an effect (`hidden: true`) stays a warning. Another agent's field on a rule "
           "(Cursor's `globs`/`alwaysApply` and Copilot's `applyTo`/`excludeAgent`, from their profiles; Windsurf's "
           "`trigger`) is left alone when that agent is in use (its rule folder is or links to the rule's folder, "
@@ -303,6 +305,12 @@ def frontmatter_unknown_field(ws: Workspace):
                 severity, fixes = "info", []
                 msg += (f" (the {n} {'skills' if fi.kind == D.SKILL else 'commands'} of this folder carry it: a "
                         f"field of the tool that generates them, rewritten on its next update)")
+            elif severity == "warning" and rename is None and key != "globs" \
+                    and (doc := _documented_in(ws, fi, key)) is not None:
+                # `requires_eos_validation:` in a skill whose folder's SCHEMA.md or _index.json names the field: a
+                # field of the project's own convention, read by its own scripts; inert in Claude Code
+                severity, fixes = "info", []
+                msg += f" (the project's own field: {doc} names it)"
             elif severity == "warning" and rename is None and key not in COMMAND_IGNORED and key != "globs" \
                     and _describes(key, fm.data.get(key)):
                 # `version: 1.0`, `last_updated: 2025-01-10`, `author:`: descriptive metadata, which acts on
@@ -335,6 +343,33 @@ def _describes(key: str, value) -> bool:
 
 
 _PERMISSION_FIELDS = frozenset({"allowed-tools", "hooks", "shell", "agent", "context"})
+def _documented_in(ws: Workspace, fi: FileInfo, key: str) -> str | None:
+    """The file beside the skill or command folders (`.claude/skills/SCHEMA.md`, `_index.json`, a README) that
+    names ``key`` as a field (`key:` or `"key"`), if any: the project defines the field for its own tooling."""
+    if fi.kind not in (D.SKILL, D.COMMAND):
+        return None
+    folder = fi.path.parent.parent if fi.kind == D.SKILL else fi.path.parent
+    memo = ws.fs.memo.setdefault(("field-docs",), {})
+    texts = memo.get(folder)
+    if texts is None:
+        texts = []
+        try:
+            entries = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in (".md", ".json", ".yaml",
+                                                                                                 ".yml", ".toml"))
+        except OSError:
+            entries = []
+        for p in entries[:20]:
+            src = ws.fs.read(p)
+            if src.ok and src.text and len(src.text) < 2_000_000:
+                texts.append((ws.rel(p), src.text))
+        memo[folder] = texts
+    pat = re.compile(rf"(?:^|[\s`\"'|{{,]){re.escape(key)}(?:[`\"']?\s*:|[`\"'|])", re.MULTILINE)
+    for rel, text in texts:
+        if pat.search(text):
+            return rel
+    return None
+
+
 def _folder(fi: FileInfo) -> str:
     """The folder whose commands (or skills: the folder of skill directories) form one family."""
     return str(fi.path.parent.parent if fi.kind == D.SKILL else fi.path.parent)

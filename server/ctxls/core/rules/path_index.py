@@ -8,6 +8,7 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass, field
 
+from .. import discovery as D
 from ..loader import is_within
 from ..workspace import Workspace
 from .path_refs import EXTRA_SKIP_DIRS
@@ -83,10 +84,16 @@ def name_index(ws: Workspace) -> Names:
     names = Names()
     extra = EXTRA_SKIP_DIRS
     skipped: set[str] = set()
+    listed: dict[str, frozenset] = {}
+    for _, rel, filenames in entries:
+        listed[rel] = filenames
     for _, rel, filenames in entries:
         if rel:
             parent, _, name = rel.rpartition("/")
-            if name in extra or (parent and parent in skipped):
+            # (`target/` is build output beside a Cargo.toml or pom.xml; elsewhere it is a word like any other:
+            # `src/adapters/target/target.converter.ts`)
+            if (name in extra and (name != "target" or D.BUILD_DIR_MAKERS.intersection(listed.get(parent, ()))))\
+                    or (parent and parent in skipped):
                 skipped.add(rel)
                 continue
             names.dirs.setdefault(name, []).append(rel)

@@ -108,7 +108,8 @@ _VERSION_SEGMENT = re.compile(r"^v?\d+(?:\.(?:\d+|x|X|\*))*\.(?:x|X|\*)$")
 
 
 # A qualified name: a lower-case package or module, then an exported (capitalised, camel-case) name.
-_SYMBOL = re.compile(r"^[a-z_][a-z0-9_]*(?:\.[A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*)+$")
+# (a package's symbol, `asyncio.Lock`, or a module's name, `VutuvWeb.Markdown`: capitalised words after the dots)
+_SYMBOL = re.compile(r"^(?:[a-z_][a-z0-9_]*|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)*)(?:\.[A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*)+$")
 # One-letter slots for a number or a name: `vN`, `N-slug`, `X.md`, `vX.Y.Z`.
 # A slot for a name or number inside a file name: one or two N/X joined by `_`/`-`, an upper-case word amid
 # lower-case ones, `<thing>-name`.
@@ -117,8 +118,12 @@ _MIME_SUBTYPES = frozenset("json plain html markdown xml csv javascript octet-st
                            "webm mp4 zip gzip form-data x-www-form-urlencoded event-stream openmetrics-text yaml toml "
                            "css svg+xml ndjson jsonl problem+json graphql protobuf grpc wasm tar mixed related "
                            "alternative byteranges ogg opus flac avif bmp tiff heic rtf msword".split())
-_NAMED_SLOT = re.compile(r"(?:^|[-_])(?:N{1,2}|X{1,3})(?:[-_]|$)|[a-z0-9][-_][A-Z]{4,}(?:[-_]|$)|^[a-z]+_or_[a-z]+$"
+_NAMED_SLOT = re.compile(r"(?:^|[-_])(?:N{1,4}|X{1,3})(?:[-_]|$)|[a-z0-9][-_][A-Z]{4,}(?:[-_]|$)|^[a-z]+_or_[a-z]+$"
                          r"|^(?:my|new|your|some)[A-Z][a-z]|Xxx|^[a-z]{2,}[XYZ]$"  # (`useX`: any hook)
+                         # `src/commands/mycommand/`: "my" and a generic noun
+                         r"|^(?:my|your)[-_]?(?:command|component|app|project|module|package|plugin|service|feature|"
+                         r"lib|library|class|function|skill|agent|tool|widget|page|route|model|handler|hook|test|"
+                         r"api|repo|thing|file|folder|dir|crate|controller|view|screen)s?(?:[-_.]|$)"
                          r"|^(?:feature|module|component|package|project|service|app|plugin|skill)[-_]name$")
 _SLOT_WORD = re.compile(r"(?:NAME|Name|ID|Id|TYPE|Type|HERE)$")
 _MIXED_CASE_EXT = frozenset({"Rmd", "Rproj", "RData", "Rdata", "Rhistory"})

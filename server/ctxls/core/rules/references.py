@@ -159,7 +159,11 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "slots (`N_step.py`, `NN_name.md`, `TASK-XXX`, `test_MODULENAME_x.py`, `feature_or_section`), paths "
           "under an outputs heading (\"### Output Products\") or a \"Files to Rename\" one, and scoped packages are not. Paths are "
           "resolved from the file's directory and its ancestors, from the real directory of a file reached through "
-          "a symlink, as the tail of an existing path, as a name plus an extension and, for `x.js` (`.jsx`, `.mjs`, "
+          "a symlink, as the tail of an existing path, as a name plus an extension (a bare name anywhere in the "
+          "file's package: a name that exists only in another package of a monorepo, nearest package.json, "
+          "Cargo.toml, go.mod, pyproject.toml... above the file, is info when a layout line describes it and "
+          "reported in running text only when git shows the package had it; a `target/` directory is build output "
+          "only beside a Cargo.toml, pom.xml or sbt/gradle build, else source) and, for `x.js` (`.jsx`, `.mjs`, "
           "`.cjs`) with a directory, as the TypeScript source TypeScript's imports name that way (`src/x.ts`); files the instruction "
           "files `@import` are checked too. Confidence: a claim is a warning unless the rule is unsure, then info: "
           "a bare file name in running text (not what its list item, table row or label describes, not what the "
@@ -209,7 +213,11 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "its module (`core/repair.types`), a Flutter library (`flutter/foundation.dart`), two missing paths joined "
           "by an arrow (\"`lib/x/widgets.ex` → `test/x/widgets_test.exs`\": a mapping shown with a made-up name), "
           "what a build copies a file to or turns it into (\"is copied to `x`\", \"becomes `x`\", a table column "
-          "headed Destination or Output), what the text calls output (\"`x/pkg/` as wasm-pack output\"), a "
+          "headed Destination or Output), an import path (\"imported as `pkg/assert`\"), a path \"in upstream\", \"the "
+          "`x` suite has been decommissioned\", \"extract ... into `x`\", \"generated into `x`\", a directory new "
+          "things \"MUST live under\", \"No dedicated `x`\", a slot named my plus a generic noun "
+          "(`src/commands/mycommand/`), a table column headed Example ... (\"Example Rejection\"), the files a tool "
+          "looks for, listed under \"is loaded from:\", \"`x` stays deleted\", what the text calls output (\"`x/pkg/` as wasm-pack output\"), a "
           "table column of examples (\"Example Filename\"), a name illustrating a naming convention (\"StudlyCase "
           "(`ModuleConfig.php`)\"), and the paths of a skill whose frontmatter names "
           "its home in another GitHub repository (vendored: info).")
@@ -249,6 +257,10 @@ HISTORY_BUDGET_S = 0.75
 
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
 
+
+_MANIFESTS = ("package.json", "Cargo.toml", "go.mod", "pyproject.toml", "setup.py", "pom.xml", "build.gradle",
+              "build.gradle.kts", "composer.json", "mix.exs", "Gemfile", "pubspec.yaml", "Package.swift")
+"""Files that make their directory a package of a monorepo (see `_Checker._in_package`)."""
 
 _MAPS_TO = re.compile(r"^[`*_\s]*(?:→|->|=>|⇒|⟶)[`*_\s]*$")
 
@@ -417,12 +429,14 @@ def _was_there(ws: Workspace, unsure: list[Finding]) -> list[Finding]:
     out = []
     for f in unsure:
         r = removals.get(wanted.get(f.data["path"], ""))
+        if r is not None and f.data.get("package") and not r.path.startswith(f.data["package"] + "/"):
+            r = None  # a file of that name that another package had
         if r is not None and not precise(f) and not (f.path in born and born[f.path] <= r.time):
             # (a file added at its path after the removal may have been moved there: its first version counts)
             first = history.first_added(f.path) if f.path in born and history is not None else None
             if first is None or first > r.time:
                 r = None
-        data = {k: v for k, v in f.data.items() if k not in ("unsure", "only_if_gone")}
+        data = {k: v for k, v in f.data.items() if k not in ("unsure", "only_if_gone", "package")}
         if r is None:
             if not f.data.get("only_if_gone"):
                 out.append(dataclasses.replace(f, data=data))
@@ -473,6 +487,8 @@ def _what_changed(ws: Workspace, found: list[Finding]) -> list[Finding]:
     out = []
     for f in found:
         r = removals.get(wanted.get(f.data["path"], ""))
+        if r is not None and f.data.get("package") and not r.path.startswith(f.data["package"] + "/"):
+            r = None  # a file of that name that another package had
         if r is None:
             out.append(f)
             continue
@@ -504,6 +520,7 @@ class _Checker:
         self.created: dict[str, tuple[Path, int, str]] = {}
         """Every file's `tells` by path and by file name (`\0` + name): what `_told_elsewhere` asks."""
         self._external: dict[str, str] | None = None
+        self._package_dirs: dict[str, str] = {}
 
     @property
     def external(self) -> dict[str, str]:
@@ -576,6 +593,7 @@ class _Checker:
         # the loader expands imports in instruction files, never in memory
         refs = extract(text, import_cols if not memory and "@" in text else frozenset(), into=ctx)
         found: list[tuple[Ref, str, str]] = []
+        elsewhere: dict[tuple[int, int], bool] = {}  # "elsewhere" mentions -> whether it is its line's subject
         for ref in refs:
             path = self._candidate(ref, bases, memory, fi.kind)
             if path is None:
@@ -584,6 +602,12 @@ class _Checker:
             state = states.get((path, d, link))  # the bases are those of directory d
             if state is None:
                 state = states[(path, d, link)] = self._resolve(path, bases, link)
+            if state == "elsewhere":
+                # (a layout line, "- `target.converter.ts` — dispatcher", describes a file of its own package; in
+                # running text the name may be the other package's file: reported only when git shows this package
+                # had one, see `_was_there`)
+                elsewhere[(ref.line, ref.col)] = is_subject(ref.source, ref.col, ref.col + len(ref.text))
+                state = "missing"
             found.append((ref, path, state))
         if not any(state == "missing" for _, _, state in found):
             return
@@ -687,9 +711,21 @@ class _Checker:
                        "also tried: a file of that name anywhere (names without a `/`), the path as the tail of an "
                        "existing path, the name plus an extension (not for links), the file system (symlinks), "
                        "every .gitignore above it"]
+            package = None
+            if (ref.line, ref.col) in elsewhere and severity is not None:
+                # (a layout line, "- `krd.ts` — re-export shim", is info at least; a name in running text is
+                # reported only when git shows this package had the file)
+                package = self._package_dirs.get(bases[0].rel or "", "")
+                subject = elsewhere[(ref.line, ref.col)]
+                severity = "unsure"
+                explain[1] = (f"confidence: a file of that name exists, but only outside this file's package "
+                              f"(`{package}/`): " + ("info, a warning when git shows the package had one" if subject
+                                                     else "reported only when git shows the package had one"))
             f = self._finding(fi, ref, path, bases, memory, where, own,
                               "info" if severity == "unsure" else severity, explain)
-            if severity == "unsure" and not memory and not any(p.endswith("/" + path) for _, p, _ in found):
+            if package is not None:
+                f.data.update(unsure=True, only_if_gone=not elsewhere[(ref.line, ref.col)], package=package)
+            elif severity == "unsure" and not memory and not any(p.endswith("/" + path) for _, p, _ in found):
                 # (not when the file spells out a longer path of that name: `WORKING.md` is the
                 # `.module-builder/WORKING.md` it names, whatever git says of a `WORKING.md` at the root)
                 f.data["unsure"] = True
@@ -804,6 +840,22 @@ class _Checker:
         paths = self.names.paths
         return any(b.rel is not None and (f"{b.rel}/{name}/package.json" if b.rel else f"{name}/package.json") in paths
                    for b in bases)
+
+    def _in_package(self, tails: list[str], base: Base) -> bool:
+        """Whether one of ``tails`` (workspace-relative paths) lies in the package of directory ``base``: below
+        the nearest directory at or above it holding a package manifest, when that is not the root."""
+        if base.rel is None or not base.rel:
+            return True
+        pkg = self._package_dirs.get(base.rel)
+        if pkg is None:
+            pkg, d = "", base.rel
+            while d:
+                if any(f"{d}/{m}" in self.names.paths for m in _MANIFESTS):
+                    pkg = d
+                    break
+                d = d.rpartition("/")[0]
+            self._package_dirs[base.rel] = pkg
+        return not pkg or any(t.startswith(pkg + "/") for t in tails)
 
     def _java_package(self, module: str, package: str, bases: list[Base]) -> bool:
         """Whether ``module``, read from one of ``bases``, holds the directories of the dotted package name
@@ -941,7 +993,10 @@ class _Checker:
                 return "exists"
         if not has_slash:
             if tails and not link:
-                return "exists"  # `web.py`: some web.py exists; the author named it informally
+                # `web.py`: some web.py exists; the author named it informally. Only in another package than the
+                # file's (`target.converter.ts` in packages/garmin/.../AGENTS.md, where only packages/fit has one):
+                # "elsewhere", which a layout line describing its own files counts as missing (`check_file`)
+                return "exists" if self._in_package(tails, bases[0]) else "elsewhere"
         else:
             tail = "/".join(segs)
             if any(r == tail or r.endswith("/" + tail) for r in tails):

@@ -16,7 +16,7 @@ from ..workspace import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
 from ..markdown import code_spans, first_paragraph, structure
 from ..skills import truthy
-from ..mentions import EXAMPLE, LineContext, classify
+from ..mentions import EXAMPLE, EXTERNAL, LineContext, classify
 from . import rule
 from .path_index import name_index
 from .sources import (FM, NAME_RE, PORTABLE_DESC_MAX, PORTABLE_NAME_MAX, claude_base, read_frontmatter,
@@ -351,8 +351,10 @@ def skill_missing_bundled_file(ws: Workspace):
             if not in_code and _CREATES_RE.search(raw.lower()):
                 continue  # "write the report to `assets/report.md`": the file need not exist yet
             for col, text, target, skill_only in _refs_in_line(raw.rstrip("\r"), in_code):
-                if not in_code and classify(raw, col, col + len(text), _NO_CONTEXT).kind == EXAMPLE:
-                    continue  # "- **Example**: `scripts/rotate_pdf.py` for PDF rotation": a file a skill might have
+                if not in_code and classify(raw, col, col + len(text), _NO_CONTEXT).kind in (EXAMPLE, EXTERNAL):
+                    # "- **Example**: `scripts/rotate_pdf.py` for PDF rotation": a file a skill might have; "resolve
+                    # reference links against the external repo directory ... `./reference/testing.md`": another's
+                    continue
                 rel = os.path.normpath(target)
                 if any(seg in D.SKIP_DIRS for seg in rel.split(os.sep)):
                     continue  # `node_modules/x/dist/index.mjs`: the project's dependencies, not the skill's files
