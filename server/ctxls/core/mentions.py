@@ -52,6 +52,8 @@ _MARK_IN_ROW = re.compile(r"(✅|✓|✔|❌|✗|✘|🚫)")
 # Words right before the mention (same clause) that make it a counter-example: "not `x`", "instead of `x`".
 _NEGATED = re.compile(r"(?:\b(?:not|never|instead\s+of|rather\s+than|avoid|don'?t\s+(?:use|add|create|put)|"
                       r"do\s+not\s+(?:use|add|create|put)|no\s+more|without)[*_]{0,2}\s+(?:\S+\s+){0,2}$"
+                      # "Do not create `task_plan.md`, `findings.md`, or `progress.md`": each item of the list
+                      r"|\b(?:don'?t|do\s+not|never)\s+(?:use|add|create|put|commit|write)\s+(?:`[^`]+`,?\s+(?:or\s+|and\s+)?)+$"
                       # "There is no native `cpp/engine/`": one describing word may stand between
                       r"|\b(?:ships|has|have|there\s+is|there\s+are|with|contains?)\s+(?:\w+ly\s+)?[*_]{0,2}no\s+(?:[\w-]+\s+)?$"
                       # "produces no podspec and no `Package.swift`"
@@ -569,6 +571,8 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
             return Purpose(got, "in the "
                            + ("wrong" if got == CONTRAST else "right") + " column of a table of examples (its header "
                            f"says {_quote(ctx.table_header)})")
+    if ctx.headings and NEGATIVE_HEADING.search(ctx.headings[-1]):
+        return Purpose(CONTRAST, f"under {_quote(ctx.headings[-1])}, which lists what not to do")
     if _NEGATED.search(before):
         return Purpose(CONTRAST, "negated right before the path (not / never / instead of / rather than)")
     if _ABSENT_AFTER.match(after):
@@ -605,6 +609,10 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
         return Purpose(CREATED, "the text after the path says it is created, generated or written")
     if _MAKE_IMPERATIVE.match(_sentence_before(line, col)) or _MAKE_IMPERATIVE.match(before):
         return Purpose(CREATED, "the object of an imperative that makes it (Write `x`, Create a new `x`)")
+    if _PLANNED_BEFORE.search(line, 0, col) or (ctx.lead and _PLANNED_LEAD.search(ctx.lead)
+                                                   and _in_parens(line, col)):
+        return Purpose(CREATED, "a planned file: the text calls it a target (target `router.rs`), or its table's "
+                                "lead-in says the names in parentheses are targets")
     if _LOG_NAME.search(line[col:end]):
         return Purpose(CREATED, "a log, lock, pid or socket file or a log directory (`backend/log`, `app.log`, "
                                 "`app.lock`): written at run time")
@@ -676,6 +684,19 @@ def _in_example_aside(line: str, col: int) -> bool:
     return start >= 0 and ")" not in line[start:col] and _EXAMPLE_ASIDE.match(line, start) is not None
 
 
+# "(target `router.rs`/`routes.rs`)", "planned modules `x.rs`": files the text plans, not files there
+_PLANNED_BEFORE = re.compile(r"\b(?:target|planned|proposed|future|upcoming)\s+(?:(?:modules?|files?|layout|names?)\s+)?"
+                             r"(?:`[^`]*`\s*[/,]\s*)*`?$", re.IGNORECASE)
+# "Current groups (target modules in parens):" over a table: what is in parentheses is planned
+_PLANNED_LEAD = re.compile(r"\b(?:target|planned|proposed|future)\b[^.:]{0,30}\bin\s+(?:parens|parentheses|brackets)\b",
+                           re.IGNORECASE)
+
+
+def _in_parens(line: str, col: int) -> bool:
+    start = line.rfind("(", 0, col)
+    return start >= 0 and ")" not in line[start:col]
+
+
 # A log file or a log directory as the path's last segment (`backend/log`, `logs/`, `server.log`), or a lock, pid
 # or socket file (`ecchronos.lock`, `app.pid`): the program writes it at run time. Not a directory below it
 # (`internal/log/logger.go` is source code), nor a package manager's lockfile (`Cargo.lock`), which is committed.
@@ -683,6 +704,11 @@ _LOG_NAME = re.compile(r"(?:^|/)(?:logs?/?|[^/]+\.(?:log|pid|sock)|(?!(?:cargo|p
                        r"mix|pubspec|podfile|cartfile|yarn|bun|package|deno|pdm|conda-lock|gradle|manifest|"
                        r"packages|paket|project\.assets|renv|pixi|shard|stack\.yaml|bundle|pnpm)\.lock$)[^/]+\.lock)$",
                        re.IGNORECASE)
+
+
+# "## What Not To Add", "### Don't", "## Anti-patterns": a section of what not to do
+NEGATIVE_HEADING = re.compile(r"^\W*(?:(?:what|things|files)\s+not\s+to\s+(?:add|create|include|write|do|use)\b|"
+                               r"don'?ts?\b|do\s+not\b|avoid\b|anti-?patterns?\b)", re.IGNORECASE)
 
 
 # "GET `sitemap.xml`", "`POST /api/v1/items`": the path of an HTTP request (right before the path, upper case).

@@ -73,7 +73,8 @@ _CONSEQUENCE = {
           "character). When Claude Code's retry reads the block, the quick fix makes the same quoting edits "
           "(safe: the fields read the same, now as valid YAML); for an unclosed block it offers to insert the "
           "closing `---` after the last field, and to move a block found under the title to the top (neither "
-          "applied by --fix).")
+          "applied by --fix). In a command under .claude/commands, which only Claude Code reads, a block its retry "
+          "reads is info: the unquoted `argument-hint: [a|b]` its docs show.")
 def frontmatter_invalid(ws: Workspace):
     for fi in sources(ws, D.RULE, D.SKILL, D.COMMAND, D.MEMORY_INDEX, D.MEMORY_TOPIC):
         text = fi.text or ""
@@ -116,6 +117,12 @@ def _invalid_yaml(ws: Workspace, fi: FileInfo, close: int, lenient: dict | None)
     span = Span(line, min(col, len(text)), line, len(text)) if col < len(text) else Span(line, 0, line, len(text))
     if lenient is not None:
         fixes = _quote_fix(fi, close, lenient)
+        if fi.kind == D.COMMAND:
+            # (a command under .claude/commands is Claude Code's alone, and its retry reads the unquoted form the
+            # docs show, `argument-hint: [group] [dry run]`; a skill is read by other agents too)
+            msg = (f"Frontmatter is not valid YAML (line {line + 1}: {problem}): Claude Code, the only agent that "
+                   f"reads this command, reads it by quoting values itself; YAML tools drop its fields")
+            return Finding("CTX501", "info", fi.path, span, msg, fixes=fixes)
         msg = (f"Frontmatter is not valid YAML (line {line + 1}: {problem}): Claude Code reads it only by quoting "
                f"values itself, other agents and YAML tools drop its fields; quote the values")
         return Finding("CTX501", "warning", fi.path, span, msg, fixes=fixes)
@@ -230,7 +237,8 @@ def _unclosed(fi: FileInfo) -> Finding | None:
           "`tags:`, where it came from, `source:`, or any field whose value is a version, a date or a web address), "
           "which acts on nothing in any agent, and a field the project defines for its own tooling (a file beside "
           "the skill or command folders, `.claude/skills/SCHEMA.md` or `_index.json`, names it); a field "
-          "that expected an effect (`hidden: true`) stays a warning. Another agent's field on a rule "
+          "that expected an effect (`hidden: true`) stays a warning, unless it is a misspelling whose value is the "
+          "field's default (`user_invocable: true`): info, the rename changes nothing. Another agent's field on a rule "
           "(Cursor's `globs`/`alwaysApply` and Copilot's `applyTo`/`excludeAgent`, from their profiles; Windsurf's "
           "`trigger`) is left alone when that agent is in use (its rule folder is or links to the rule's folder, "
           "the rule's text lives in a folder shared outside `.claude/`, or the workspace targets the agent): the "
@@ -295,7 +303,11 @@ def frontmatter_unknown_field(ws: Workspace):
                 safe = _norm(key) == _norm(rename) and rename not in _PERMISSION_FIELDS
                 fixes.append(Fix(f"Rename `{key}` to `{rename}`", (Edit(fi.path, Span(line, 0, line, len(key)), rename),),
                                  safe=safe))
-            if severity == "warning" and fi.kind == D.SKILL and (upstream := vendored(ws, fi)) is not None:
+            if severity == "warning" and rename is not None and _DEFAULTS.get(rename, _NO_DEFAULT) == fm.data.get(key):
+                # `user_invocable: true`: the misspelt field asks for what Claude Code does anyway
+                severity = "info"
+                msg += f" (its value is `{rename}`'s default: the misspelling changes nothing today)"
+            elif severity == "warning" and fi.kind == D.SKILL and (upstream := vendored(ws, fi)) is not None:
                 severity, fixes = "info", []
                 msg += f" (a vendored skill: {upstream}; change it upstream, an edit here is lost on update)"
             elif severity == "warning" and rename is None and fi.kind in (D.COMMAND, D.SKILL) \
@@ -343,6 +355,11 @@ def _describes(key: str, value) -> bool:
 
 
 _PERMISSION_FIELDS = frozenset({"allowed-tools", "hooks", "shell", "agent", "context"})
+_NO_DEFAULT = object()
+_DEFAULTS = {"user-invocable": True, "disable-model-invocation": False}
+"""Boolean skill and command fields with the value Claude Code assumes when they are absent."""
+
+
 def _documented_in(ws: Workspace, fi: FileInfo, key: str) -> str | None:
     """The file beside the skill or command folders (`.claude/skills/SCHEMA.md`, `_index.json`, a README) that
     names ``key`` as a field (`key:` or `"key"`), if any: the project defines the field for its own tooling."""

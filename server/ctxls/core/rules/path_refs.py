@@ -120,11 +120,15 @@ _MIME_SUBTYPES = frozenset("json plain html markdown xml csv javascript octet-st
                            "alternative byteranges ogg opus flac avif bmp tiff heic rtf msword".split())
 _NAMED_SLOT = re.compile(r"(?:^|[-_])(?:N{1,4}|X{1,3})(?:[-_]|$)|[a-z0-9][-_][A-Z]{4,}(?:[-_]|$)|^[a-z]+_or_[a-z]+$"
                          r"|^(?:my|new|your|some)[A-Z][a-z]|Xxx|^[a-z]{2,}[XYZ]$"  # (`useX`: any hook)
+                         # `specs/YYYYMMDDThhmmss-feature-name.md`: a date
+                         r"|Y{4}-?M{2}-?D{2}"
                          # `src/commands/mycommand/`: "my" and a generic noun
                          r"|^(?:my|your)[-_]?(?:command|component|app|project|module|package|plugin|service|feature|"
                          r"lib|library|class|function|skill|agent|tool|widget|page|route|model|handler|hook|test|"
                          r"api|repo|thing|file|folder|dir|crate|controller|view|screen)s?(?:[-_.]|$)"
                          r"|^(?:feature|module|component|package|project|service|app|plugin|skill)[-_]name$")
+_SUFFIX_NAME = re.compile(r"^_(?:tests?|specs?|mocks?|fixtures?|stories|story|bench(?:es)?)\.[a-z]+$")
+_VERSION_IN_NAME = re.compile(r"(?<![A-Za-z])v?X\.Y(?:\.Z)?(?![A-Za-z])")
 _SLOT_WORD = re.compile(r"(?:NAME|Name|ID|Id|TYPE|Type|HERE)$")
 _MIXED_CASE_EXT = frozenset({"Rmd", "Rproj", "RData", "Rdata", "Rhistory"})
 _SLOT = re.compile(r"^(?:v?[NXYZ](?:-[a-z][\w-]*)?|[XYZ]\.[a-z]{1,5})$")
@@ -259,6 +263,10 @@ def path_shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
     if len(real) == 2 and real[0] in _MIME_TYPES and (real[1].startswith(("x.", "x-", "vnd.", "prs.")) or "+" in real[1]
                                                        or real[1] in _MIME_SUBTYPES):
         return None  # `application/x.gather.msgpack`, `text/markdown`: a media type
+    if len(real) == 1 and _SUFFIX_NAME.match(last):
+        return None  # "a `_tests.rs` sidecar convention": the suffix of a kind of file
+    if _VERSION_IN_NAME.search(last):
+        return None  # `RELEASE_NOTES_vX.Y.Z.md`: a version slot inside a name
     if _SLOT.match(last) or _VERSION_SLOT.match(last):
         return None  # `persisted_settings_baselines/vN/`, `client/vX.Y.Z`, `bugfix/N-slug`, `docs/X.md`
     has_slash = "/" in t

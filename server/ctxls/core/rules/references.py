@@ -182,7 +182,8 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "optional, gone or another repository's (a file's mentions of one path usually share its purpose; so do "
           "the workspace's: a path another instruction file says it writes, `/start-work` creating `HANDOVER.md`), a "
           "bare name beside other variants of its stem (`Component.client.jsx`, `Component.jsx`: a naming "
-          "convention), a path inside a block a tool writes into the file and rewrites on its next update "
+          "convention), a file under a vendor/ or third_party/ directory or in a vendored skill's folder (its "
+          "compiled AGENTS.md), a path inside a block a tool writes into the file and rewrites on its next update "
           "(`<!-- BEGIN BEADS INTEGRATION -->` ... `<!-- END ... -->`, `<!-- OPENSPEC:START -->`), a path in a vendored skill (pinned by a skills lock file, its frontmatter or its own licence file: its "
           "paths are upstream's conventions). Git history settles the first two, an agent's configuration location, a path with a directory in a "
           "section about examples, and a path the text calls "
@@ -216,7 +217,10 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "headed Destination or Output), an import path (\"imported as `pkg/assert`\"), a path \"in upstream\", \"the "
           "`x` suite has been decommissioned\", \"extract ... into `x`\", \"generated into `x`\", a directory new "
           "things \"MUST live under\", \"No dedicated `x`\", a slot named my plus a generic noun "
-          "(`src/commands/mycommand/`), a table column headed Example ... (\"Example Rejection\"), the files a tool "
+          "(`src/commands/mycommand/`), a version or date slot in a name (`RELEASE_NOTES_vX.Y.Z.md`, "
+          "`specs/YYYYMMDDThhmmss-x.md`), a suffix (`_tests.rs`), planned files (\"target modules `ids.rs`\", a table "
+          "whose lead-in says the names in parentheses are targets), \"Do not create `a`, `b`, or `c`\", a section "
+          "of what not to do (\"## What Not To Add\"), a table column headed Example ... (\"Example Rejection\"), the files a tool "
           "looks for, listed under \"is loaded from:\", \"`x` stays deleted\", what the text calls output (\"`x/pkg/` as wasm-pack output\"), a "
           "table column of examples (\"Example Filename\"), a name illustrating a naming convention (\"StudlyCase "
           "(`ModuleConfig.php`)\"), and the paths of a skill whose frontmatter names "
@@ -257,6 +261,8 @@ HISTORY_BUDGET_S = 0.75
 
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
 
+
+_VENDOR_DIRS = frozenset({"vendor", "third_party", "third-party", "3rdparty"})
 
 _MANIFESTS = ("package.json", "Cargo.toml", "go.mod", "pyproject.toml", "setup.py", "pom.xml", "build.gradle",
               "build.gradle.kts", "composer.json", "mix.exs", "Gemfile", "pubspec.yaml", "Package.swift")
@@ -614,7 +620,7 @@ class _Checker:
         offset, body = ctx
         fctx = FileContext(body)
         template = not memory and self.ws.config.in_template_dir(self.ws.rel(fi.path))
-        upstream = vendored(self.ws, fi) if fi.kind == D.SKILL else None
+        upstream = vendored(self.ws, fi) if fi.kind == D.SKILL else self._vendored_elsewise(fi)
         # "Tests mirror `lib/` exactly: `lib/app/widgets.ex` → `test/app/widgets_test.exs`": a mapping between two
         # paths neither of which exists illustrates a rule of the layout with a made-up name
         mapped = _missing_mappings(found)
@@ -792,7 +798,9 @@ class _Checker:
             # checkout's: `../other-docs/x.mdx`, `nx/presets/npm.json`, `owner/.github/x.json`)
             return "unsure", (f"its first directory `{first}/` exists nowhere in the workspace: it may be another "
                             "repository's, a package's or a sibling checkout's path")
-        if ref.kind == "bare" and "/" in path and EXT.match(name) is None and not path.endswith("/"):
+        if ref.kind == "bare" and "/" in path and EXT.match(name) is None and (
+                not path.endswith("/") or len(segs) >= 3):
+            # (`source/map/extract/ask/…` in prose: four words, even written as a directory)
             return "info", "words joined by slashes in prose (`capabilities/toolsets/models`), without an extension"
         if len(segs) == 1 and ref.kind != "link" and "/" not in path:
             if is_subject(line, ref.col, ref.col + len(ref.text)):
@@ -840,6 +848,20 @@ class _Checker:
         paths = self.names.paths
         return any(b.rel is not None and (f"{b.rel}/{name}/package.json" if b.rel else f"{name}/package.json") in paths
                    for b in bases)
+
+    def _vendored_elsewise(self, fi: FileInfo) -> str | None:
+        """Why a file that is not a SKILL.md is another project's copy: it lies under a `vendor/` or
+        `third_party/` directory (Go modules, Composer packages), or in the folder of a vendored skill (the
+        AGENTS.md a skill compiles from its rules)."""
+        parts = self.ws.rel(fi.path).split("/")
+        if any(p in _VENDOR_DIRS for p in parts[:-1]):
+            return "it lies under a vendor directory: a third-party project's file"
+        skill = fi.path.parent / "SKILL.md"
+        if skill != fi.path and self.ws.exists(skill):
+            sfi = self.ws.file(skill)
+            if sfi.text is not None:
+                return vendored(self.ws, sfi)
+        return None
 
     def _in_package(self, tails: list[str], base: Base) -> bool:
         """Whether one of ``tails`` (workspace-relative paths) lies in the package of directory ``base``: below

@@ -522,6 +522,7 @@ _ZERO_WIDTH = {"\u200b": "ZERO WIDTH SPACE", "\u200c": "ZERO WIDTH NON-JOINER", 
                "\u2060": "WORD JOINER", "\ufeff": "ZERO WIDTH NO-BREAK SPACE", "\u180e": "MONGOLIAN VOWEL SEPARATOR",
                "\u2061": "FUNCTION APPLICATION", "\u2062": "INVISIBLE TIMES", "\u2063": "INVISIBLE SEPARATOR",
                "\u2064": "INVISIBLE PLUS"}
+_NAMES_INVISIBLE = re.compile(r"zero[- ]width|U\+200[BCD]|U\+FEFF|\\u200[bcd]|ZWSP|ZWNJ|ZWJ", re.IGNORECASE)
 _BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 _INVISIBLE_RE = re.compile("[\u200b-\u200d\u2060-\u2064\ufeff\u180e\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")
 
@@ -538,7 +539,7 @@ _INVISIBLE_RE = re.compile("[\u200b-\u200d\u2060-\u2064\ufeff\u180e\u202a-\u202e
       fix="Read the line and delete it if you did not write it; check where it came from (a web page the agent "
           "read, a copied skill). Invisible characters are removed by the quick fix (safe). A zero-width space right "
           "before a code fence (`\u200b```cpp` in a template's code block) is the known way to show a fence inside "
-          "a fence: not reported. Phrases are checked "
+          "a fence: not reported; nor is one the text around it names (\"The trailing \u200b is a zero-width space\"). Phrases are checked "
           "in memory, skill, command, rule and imported files (not in code blocks); CLAUDE.md and AGENTS.md are "
           "checked only for hidden characters.")
 def prompt_injection(ws: Workspace):
@@ -664,6 +665,8 @@ def _invisible(fi: FileInfo, text: str, strict: bool) -> Iterator[Finding]:
             continue
         if ch == "\u200b" and text.startswith(("```", "~~~"), i + 1) and (i == 0 or text[i - 1] in " \t\n"):
             continue  # "\u200b```cpp" in a template's code block: the known way to show a fence inside a fence
+        if _NAMES_INVISIBLE.search(text, max(0, i - 400), i + 400):
+            continue  # "The trailing \u200b is a zero-width space": the text shows it on purpose and says so
         if 0xE0000 <= ord(ch) <= 0xE007F:
             j = i
             while j > 0 and 0xE0000 <= ord(text[j - 1]) <= 0xE007F:

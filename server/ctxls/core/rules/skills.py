@@ -16,7 +16,7 @@ from ..workspace import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
 from ..markdown import code_spans, first_paragraph, structure
 from ..skills import truthy
-from ..mentions import EXAMPLE, EXTERNAL, LineContext, classify
+from ..mentions import CONTRAST, EXAMPLE, EXTERNAL, NEGATIVE_HEADING, LineContext, classify
 from . import rule
 from .path_index import name_index
 from .sources import (FM, NAME_RE, PORTABLE_DESC_MAX, PORTABLE_NAME_MAX, claude_base, read_frontmatter,
@@ -39,7 +39,9 @@ _RESERVED = ("anthropic", "claude")
           "directory name under a namespace prefix (`name: dyad:pr-fix` in `pr-fix/`) is info: it is how the "
           "project invokes the skill (`/dyad:pr-fix`, Codex's `$dyad:pr-fix`), and only an upload to claude.ai or "
           "the Skills API needs the portable form. So is the reserved word alone (`claude-sdk-guide`): Claude Code "
-          "loads it as it is, and only an upload to claude.ai or the Skills API rejects it: info.")
+          "loads it as it is, and only an upload to claude.ai or the Skills API rejects it: info. So is a vendored "
+          "skill's name (pinned by a lock file such as skills-lock.json or prpm.lock: the installer names the "
+          "directory).")
 def skill_name_invalid(ws: Workspace):
     for fi in sources(ws, D.SKILL):
         fm = read_frontmatter(fi)
@@ -76,6 +78,10 @@ def skill_name_invalid(ws: Workspace):
             problem = (f"Skill `name` '{name}' is the directory name under a namespace prefix: agents that read "
                        f"`name` (Codex, the project's own `/{name}` calls) use it as it is, but the portable spec "
                        f"(claude.ai, the Skills API) allows only [a-z0-9-]; rename only to upload it there")
+        if severity == "warning" and (upstream := vendored(ws, fi)) is not None:
+            # (an installer names the directory: `@prpm/creating-skills-skill` in creating-skills-skill/)
+            severity, fixes = "info", []
+            problem += f" (a vendored skill: {upstream}; its name is upstream's to change)"
         yield Finding("CTX503", severity, fi.path, value_span(fi, line), problem, fixes=fixes)
 
 
@@ -271,6 +277,7 @@ def _token_cut_line(ws: Workspace, fi: FileInfo, offset: int, budget: int) -> in
 
 
 # ============================================================================================ CTX506
+_HEADING_LINE = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 _CD_RE = re.compile(r"^\s*(?:\$\s+)?cd\s+([\w./-]+)\s*(?:&&|;|$)")
 _OTHER_SKILL_RE = re.compile(r"\bin\s+the\s+`?([a-z0-9][\w-]*)`?\s+skill\b|`?([a-z0-9][\w-]*)`?\s+skill's\b")
 _BUNDLE_DIRS = ("scripts", "references", "reference", "assets", "templates")
@@ -308,7 +315,9 @@ _OUTPUT_ARG_RE = re.compile(r"(?:>>?|\s-o|--out(?:put)?(?:=|\s))\s*[\"']?$")
           "(\"`references/x.md` in the `frontend` skill\"), and a command after a `cd DIR` in the same code "
           "block, from DIR; a path that the project has at a longer path (`scripts/x.sh` at `packages/y/scripts/"
           "x.sh`: written from the package) is info. Not checked: a path the text gives as an example (\"**Examples**: `references/x.md`\", "
-          "\"e.g.\", \"a `scripts/x.py` script would be helpful\"). A vendored skill's missing paths (see CTX504) are info: "
+          "\"e.g.\", \"a `scripts/x.py` script would be helpful\"), a path of another project (\"resolve links against the "
+          "external repo directory\"), the files a section of what not to do names (\"## What Not To Add\", its code "
+          "blocks too), and link syntax shown as code (`[file](./references/file.md)`). A vendored skill's missing paths (see CTX504) are info: "
           "they are upstream's.")
 def skill_missing_bundled_file(ws: Workspace):
     for fi in sources(ws, D.SKILL):
@@ -334,8 +343,15 @@ def skill_missing_bundled_file(ws: Workspace):
         listing = None
         code_lines = st.code_lines
         cd: list[Path] = []  # where a `cd DIR` earlier in the same code block moved the commands that follow
+        context = _NO_CONTEXT  # the nearest heading above the line ("## What Not To Add" lists no bundled file)
+        avoid = False
         for i, raw in enumerate(body):
             in_code = i in code_lines
+            if not in_code and raw.startswith("#") and (h := _HEADING_LINE.match(raw)):
+                context = LineContext((h.group(1),), (), "")
+                avoid = NEGATIVE_HEADING.search(h.group(1)) is not None
+            if avoid:
+                continue  # "## What Not To Add" and the files it names, in a code block too
             if not in_code:
                 cd = []
             else:
@@ -351,7 +367,7 @@ def skill_missing_bundled_file(ws: Workspace):
             if not in_code and _CREATES_RE.search(raw.lower()):
                 continue  # "write the report to `assets/report.md`": the file need not exist yet
             for col, text, target, skill_only in _refs_in_line(raw.rstrip("\r"), in_code):
-                if not in_code and classify(raw, col, col + len(text), _NO_CONTEXT).kind in (EXAMPLE, EXTERNAL):
+                if not in_code and classify(raw, col, col + len(text), context).kind in (EXAMPLE, EXTERNAL, CONTRAST):
                     # "- **Example**: `scripts/rotate_pdf.py` for PDF rotation": a file a skill might have; "resolve
                     # reference links against the external repo directory ... `./reference/testing.md`": another's
                     continue
@@ -481,6 +497,8 @@ def _refs_in_line(line: str, in_code: bool) -> Iterator[tuple[int, str, str, boo
     for m in code_spans(line):
         spans.append((m.start(), m.end()))
         inner = m.group(2)
+        if "](" in inner:
+            continue  # "markdown links (`[file](./references/file.md)`)": link syntax shown as code, an example
         for t in _BUNDLE_RE.finditer(inner):
             got = _token(inner, t)
             if got:

@@ -154,7 +154,8 @@ def skill_dir_name(fi: FileInfo) -> str:
 # Frontmatter of a skill copied from another repository (`metadata: {github-repo: ..., github-tree-sha: ...}`).
 _UPSTREAM_KEYS = frozenset({"github-repo", "github-tree-sha", "source-repo", "upstream", "source"})
 # Lock files of skill installers, which pin a skill to an upstream source by name.
-_SKILL_LOCKS = ("skills-lock.json", "agents.toml", "skills.lock", ".skills-lock.json", "boost.json")  # (boost.json: Laravel Boost)
+_SKILL_LOCKS = ("skills-lock.json", "agents.toml", "skills.lock", ".skills-lock.json", "boost.json",  # (Laravel Boost)
+                "prpm.lock", "skiller-lock.json")  # (PRPM's registry installs, `"@prpm/x-skill#claude"`; skiller)
 
 
 def vendored(ws: Workspace, fi: FileInfo) -> str | None:
@@ -191,7 +192,7 @@ def _vendored(ws: Workspace, fi: FileInfo) -> str | None:
         ws.fs.memo[("skill-locks", ws.root)] = locks
     name = skill_dir_name(fi)
     for lock, text in locks.items():
-        if re.search(r"[\"'/\[]" + re.escape(name) + r"[\"'/\]]", text):
+        if re.search(r"[\"'/\[]" + re.escape(name) + r"[\"'/\]#@]", text):
             return f"{lock} pins it to an upstream source"
     for lic in _LICENCES:
         # (a project's own skill falls under the project's licence; one that ships its own is a copy of another's:
