@@ -35,15 +35,15 @@ if TYPE_CHECKING:
     from .fs import FileSystem
 
 _BUILD_DIR_BESIDE = frozenset({"target"})
-"""Skipped directories that are build output only beside a build manifest (`BUILD_DIR_MAKERS`): elsewhere a
+"""Skipped directories that are build output only beside a build manifest (`_BUILD_DIR_MAKERS`): elsewhere a
 `target/` is source like any other (`src/adapters/target/target.converter.ts`)."""
-BUILD_DIR_MAKERS = frozenset({"Cargo.toml", "pom.xml", "build.sbt", "build.gradle", "build.gradle.kts", "project.clj"})
+_BUILD_DIR_MAKERS = frozenset({"Cargo.toml", "pom.xml", "build.sbt", "build.gradle", "build.gradle.kts", "project.clj"})
 """Build manifests whose tool writes `target/` beside them (cargo, maven, sbt, gradle's Kotlin plugins, lein)."""
 
 
 def _drop_build_dirs(subdirs: list, files) -> list:
     """``subdirs`` without the `target/` a build manifest among ``files`` (names) writes."""
-    if not BUILD_DIR_MAKERS.intersection(files):
+    if not _BUILD_DIR_MAKERS.intersection(files):
         return subdirs
     return [s for s in subdirs if s[1][-1] not in _BUILD_DIR_BESIDE]
 
@@ -309,7 +309,7 @@ def scan_workspace(
                             kinds[name] = "o"
                 if not target_dir and rel_d is not None:
                     names.append(name)
-                if not target_dir and name in BUILD_DIR_MAKERS:
+                if not target_dir and name in _BUILD_DIR_MAKERS:
                     makers.append(name)
                 if is_dir or link_dir:
                     if name in SKIP_DIRS and name not in _BUILD_DIR_BESIDE:

@@ -610,7 +610,7 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
     if _MAKE_IMPERATIVE.match(_sentence_before(line, col)) or _MAKE_IMPERATIVE.match(before):
         return Purpose(CREATED, "the object of an imperative that makes it (Write `x`, Create a new `x`)")
     if _PLANNED_BEFORE.search(line, 0, col) or (ctx.lead and _PLANNED_LEAD.search(ctx.lead)
-                                                   and _in_parens(line, col)):
+                                                   and _open_paren(line, col) >= 0):
         return Purpose(CREATED, "a planned file: the text calls it a target (target `router.rs`), or its table's "
                                 "lead-in says the names in parentheses are targets")
     if _LOG_NAME.search(line[col:end]):
@@ -680,8 +680,14 @@ _EXAMPLE_ASIDE = re.compile(r"\(\s*(?:e\.\s?g\.|for\s+(?:example|instance)\b|suc
 
 
 def _in_example_aside(line: str, col: int) -> bool:
+    start = _open_paren(line, col)
+    return start >= 0 and _EXAMPLE_ASIDE.match(line, start) is not None
+
+
+def _open_paren(line: str, col: int) -> int:
+    """Where the parenthesis that is still open at ``col`` opens, or -1."""
     start = line.rfind("(", 0, col)
-    return start >= 0 and ")" not in line[start:col] and _EXAMPLE_ASIDE.match(line, start) is not None
+    return start if start >= 0 and ")" not in line[start:col] else -1
 
 
 # "(target `router.rs`/`routes.rs`)", "planned modules `x.rs`": files the text plans, not files there
@@ -690,11 +696,6 @@ _PLANNED_BEFORE = re.compile(r"\b(?:target|planned|proposed|future|upcoming)\s+(
 # "Current groups (target modules in parens):" over a table: what is in parentheses is planned
 _PLANNED_LEAD = re.compile(r"\b(?:target|planned|proposed|future)\b[^.:]{0,30}\bin\s+(?:parens|parentheses|brackets)\b",
                            re.IGNORECASE)
-
-
-def _in_parens(line: str, col: int) -> bool:
-    start = line.rfind("(", 0, col)
-    return start >= 0 and ")" not in line[start:col]
 
 
 # A log file or a log directory as the path's last segment (`backend/log`, `logs/`, `server.log`), or a lock, pid

@@ -370,12 +370,10 @@ def _documented_in(ws: Workspace, fi: FileInfo, key: str) -> str | None:
     texts = memo.get(folder)
     if texts is None:
         texts = []
-        try:
-            entries = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in (".md", ".json", ".yaml",
-                                                                                                 ".yml", ".toml"))
-        except OSError:
-            entries = []
-        for p in entries[:20]:
+        names = sorted(n for n, kind in ws.fs.listing(folder).items()
+                       if kind == "f" and n.rpartition(".")[2].lower() in ("md", "json", "yaml", "yml", "toml"))
+        for n in names[:20]:
+            p = folder / n
             src = ws.fs.read(p)
             if src.ok and src.text and len(src.text) < 2_000_000:
                 texts.append((ws.rel(p), src.text))

@@ -8,7 +8,6 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass, field
 
-from .. import discovery as D
 from ..loader import is_within
 from ..workspace import Workspace
 from .path_refs import EXTRA_SKIP_DIRS
@@ -84,16 +83,10 @@ def name_index(ws: Workspace) -> Names:
     names = Names()
     extra = EXTRA_SKIP_DIRS
     skipped: set[str] = set()
-    listed: dict[str, frozenset] = {}
-    for _, rel, filenames in entries:
-        listed[rel] = filenames
     for _, rel, filenames in entries:
         if rel:
             parent, _, name = rel.rpartition("/")
-            # (`target/` is build output beside a Cargo.toml or pom.xml; elsewhere it is a word like any other:
-            # `src/adapters/target/target.converter.ts`)
-            if (name in extra and (name != "target" or D.BUILD_DIR_MAKERS.intersection(listed.get(parent, ()))))\
-                    or (parent and parent in skipped):
+            if name in extra or (parent and parent in skipped):
                 skipped.add(rel)
                 continue
             names.dirs.setdefault(name, []).append(rel)
@@ -192,14 +185,7 @@ def submodules(ws: Workspace) -> tuple[str, ...]:
             for m in re.finditer(r"^\s*path\s*=\s*(.+?)\s*$", src.text, re.MULTILINE):
                 rel = m.group(1).strip().strip("/")
                 d = ws.root / rel
-                if rel and ".." not in rel.split("/") and (not ws.fs.is_dir(d) or not any(True for _ in _listing(d))):
+                if rel and ".." not in rel.split("/") and (not ws.fs.is_dir(d) or not ws.fs.listing(d)):
                     out.append(rel)
         got = ws.fs.memo[key] = tuple(out)
     return got
-
-
-def _listing(d):
-    try:
-        return list(os.scandir(d))
-    except OSError:
-        return []

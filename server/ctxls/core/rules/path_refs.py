@@ -52,7 +52,8 @@ _INSTRUCTION_KINDS = frozenset(n.lower() for n in """CLAUDE.md CLAUDE.local.md A
     GEMINI.md .cursorrules .windsurfrules .clinerules copilot-instructions.md""".split())
 
 
-EXTRA_SKIP_DIRS = frozenset({"dist", "build", "out", "target", "coverage", "node_modules", ".venv", "venv",
+# (not `target/`: the walk itself skips the one a build manifest writes, and another is source, see discovery)
+EXTRA_SKIP_DIRS = frozenset({"dist", "build", "out", "coverage", "node_modules", ".venv", "venv",
                               "__pycache__", ".next", ".turbo", ".cache", "tmp", ".tmp"})
 
 
