@@ -144,3 +144,27 @@ def test_a_precise_path_removed_before_the_file_was_written_is_still_stale(tmp_p
         sev, msg = got[(line, "web/src/icons")]
         assert sev == "warning" and "Transfer all icons" in msg
     assert got[(5, "legacy.ts")][0] == "info"
+
+
+def test_a_dotfile_of_two_dots_is_a_file_when_git_had_it(tmp_path: Path) -> None:
+    """shisho (set 16): `.mise.toml`, renamed to `mise.toml`, read as a file-name suffix like `.spec.ts` and never
+    reported. A dotted name is a suffix when files of that suffix exist; otherwise git decides."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    write(root, ".mise.toml", "[tools]\nnode = '22'\n")
+    write(root, "src/app.spec.ts", "test('x', () => {})\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "first", date="2025-01-01T12:00:00Z")
+    write(root, "CLAUDE.md", "# Notes\n\nTool versions are pinned in `.mise.toml`.\n"
+                             "Tests are named `.spec.ts` and live beside the code.\n"
+                             "Lint settings are in `.golangci.yml`.\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "notes", date="2025-02-01T12:00:00Z")
+    git(root, "mv", ".mise.toml", "mise.toml")
+    git(root, "commit", "-qm", "mise reads mise.toml", date="2025-03-01T12:00:00Z")
+    got = _check(root)
+    sev, msg = got[(3, ".mise.toml")]
+    assert sev == "warning" and "mise.toml" in msg
+    assert (4, ".spec.ts") not in got  # `app.spec.ts` is here: the suffix names a kind of file
+    assert (5, ".golangci.yml") not in got  # never in the history: a suffix or a dotfile, nothing to say

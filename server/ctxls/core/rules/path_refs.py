@@ -240,8 +240,6 @@ def path_shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
         return None  # branches and version series: release/3.x, v2.x
     if real[0] in _REMOTES and len(real) > 1:
         return None  # `origin/release/X.Y.Z`, `upstream/main`: a remote's branch
-    if "/" not in t and last.startswith(".") and last.count(".") >= 2:
-        return None  # `.spec.ts`, `.agent.md`, `.test-d.ts`: a file-name suffix, the naming of a kind of file
     if stem.lower() in _PLACEHOLDER_STEMS or stem.split(".")[0].lower() in _PLACEHOLDER_STEMS \
             or any(s.lower() in _PLACEHOLDER_STEMS for s in real[:-1]):
         return None

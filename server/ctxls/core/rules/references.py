@@ -516,6 +516,7 @@ class _Checker:
         self._names: Names | None = None
         self._ignores: GitIgnores | None = None
         self._states: dict[tuple[str, str, bool], str] = {}
+        self._suffixes: dict[str, bool] = {}
         self._root_str = str(ws.root)
         self._ancestors: dict[str, list[Base]] = {}
         self._hints: dict[tuple[str, str, bool, bool], tuple[list[str], str, str | None]] = {}
@@ -727,9 +728,14 @@ class _Checker:
                 explain[1] = (f"confidence: a file of that name exists, but only outside this file's package "
                               f"(`{package}/`): " + ("info, a warning when git shows the package had one" if subject
                                                      else "reported only when git shows the package had one"))
+            gone_only = severity == "if_gone"
+            if gone_only:
+                severity = "unsure"
             f = self._finding(fi, ref, path, bases, memory, where, own,
                               "info" if severity == "unsure" else severity, explain)
-            if package is not None:
+            if gone_only:
+                f.data.update(unsure=True, only_if_gone=True)
+            elif package is not None:
                 f.data.update(unsure=True, only_if_gone=not elsewhere[(ref.line, ref.col)], package=package)
             elif severity == "unsure" and not memory and not any(p.endswith("/" + path) for _, p, _ in found):
                 # (not when the file spells out a longer path of that name: `WORKING.md` is the
@@ -803,6 +809,10 @@ class _Checker:
             # (`source/map/extract/ask/…` in prose: four words, even written as a directory)
             return "info", "words joined by slashes in prose (`capabilities/toolsets/models`), without an extension"
         if len(segs) == 1 and ref.kind != "link" and "/" not in path:
+            if _dotted(path):
+                # (`.mise.toml`, `.pre-commit-config.yaml`: a dotfile, or a suffix of files not written yet)
+                return "if_gone", ("a dotted name that may be a file-name suffix (`.spec.ts`) as much as a dotfile "
+                                   "(`.mise.toml`): reported only when git shows the repository had it")
             if is_subject(line, ref.col, ref.col + len(ref.text)):
                 return "warning", "a bare file name that its list item, table row or label describes"
             if pointed:
@@ -937,7 +947,16 @@ class _Checker:
                 return None
         if need_dir and not self._first_dir_exists(first, bases):
             return None
+        if not has_slash and _dotted(ref.text) and self._suffix_of_files(ref.text):
+            return None  # `.spec.ts`, `.agent.md` where `x.spec.ts` files are: a file-name suffix, a kind of file
         return ref.text
+
+    def _suffix_of_files(self, suffix: str) -> bool:
+        """Whether some file's name ends with ``suffix`` (`.spec.ts`) and is longer: the suffix names their kind."""
+        got = self._suffixes.get(suffix)
+        if got is None:
+            got = self._suffixes[suffix] = any(n.endswith(suffix) and n != suffix for n in self.names.files)
+        return got
 
     def _first_dir_exists(self, first: str, bases: list[Base]) -> bool:
         names = self.names
@@ -1209,6 +1228,11 @@ _GENERIC_PATTERN = re.compile(
     r"(?:index|readme)(?:\.[a-z0-9]+)+|tsconfig\.[\w.-]+|[\w.-]+\.config\.[a-z]+|"
     r"\.(?:eslintrc|prettierrc|babelrc)(?:\..+)?"
 )
+
+
+def _dotted(name: str) -> bool:
+    """`.spec.ts`, `.mise.toml`: a name of one segment that starts with a dot and has another."""
+    return name.startswith(".") and name.count(".") >= 2 and "/" not in name.rstrip("/")
 
 
 def _generic_name(name: str) -> bool:
