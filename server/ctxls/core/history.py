@@ -280,6 +280,7 @@ class History:
         self._removals: dict[tuple[str, str], Removal | None] = {}
         self._added: dict[tuple[str, tuple[str, ...]], dict[str, int]] = {}
         self._first: dict[tuple[str, str], int | None] = {}
+        self._sparse: dict[str, list[str]] = {}
 
     # ------------------------------------------------------------------ repository and HEAD
     def state_files(self) -> list[str]:
@@ -494,6 +495,23 @@ class History:
         return self._first[key]
 
     # ------------------------------------------------------------------ removals
+    def not_checked_out(self) -> list[str]:
+        """Workspace-relative files that git tracks but a sparse checkout leaves off the disk (`git ls-files -t`
+        marks them S): they exist in the repository, and text naming them is right. Empty unless the repository
+        has a sparse-checkout file."""
+        if self._head is None and not self.refresh():
+            return []
+        if self._git_dir is None or not os.path.exists(os.path.join(self._common or self._git_dir, "info",
+                                                                   "sparse-checkout")):
+            return []
+        got = self._sparse.get(self._head or "")
+        if got is None:
+            out = _run_bytes(["ls-files", "-t", "-z"], str(self.root))
+            got = [] if out is None or out[0] != 0 else [
+                e[2:].decode("utf-8", "surrogateescape") for e in out[1].split(b"\0") if e.startswith(b"S ")]
+            self._sparse[self._head or ""] = got
+        return got
+
     def removals(self, paths: Iterable[str], budget: float = REMOVALS_TIMEOUT_S, settle: bool = False
                  ) -> dict[str, Removal]:
         """For workspace-relative file paths that no longer exist, the latest commit that deleted or renamed a

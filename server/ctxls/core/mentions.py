@@ -121,7 +121,11 @@ _CREATED_AFTER = re.compile(
 _MAKE_IMPERATIVE = re.compile(
     r"^\W*(?:\d+[.)]\s*)?(?:(?:then|now|next|first|finally),?\s+)?(?:write|create)\s+(?:(?:a|an|the|new|temporary|temp|"
     r"separate|dedicated|own|additional|another|"
-    r"throwaway|one-?off|ad-?hoc|scratch|small|test|spec|file|script)\s+)*\W*$", re.IGNORECASE)
+    r"throwaway|one-?off|ad-?hoc|scratch|small|test|spec|file|script)\s+)*\W*$"
+    # "2. Create MCP package: `packages/mcps/x/`": a label names what is made, the colon gives its place
+    r"|^\W*(?:\d+[.)]\s*)?(?:write|create)\s+[^`:\n]{1,50}:\s*$"
+    # "Create reusable dependencies in `src/api/dependencies.py`": the place new code goes
+    r"|^\W*(?:\d+[.)]\s*)?create\s+(?:[\w-]+\s+){1,4}(?:in|inside|under|within)\s+$", re.IGNORECASE)
 # `rm -rf e2e-tests/shots/` on a command line: the instruction removes it (a temporary place).
 _REMOVED_BY = re.compile(r"\brm\s+(?:-\w+\s+)*(?:\S+\s+){0,4}$")
 
@@ -679,9 +683,14 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
 _EXAMPLE_ASIDE = re.compile(r"\(\s*(?:e\.\s?g\.|for\s+(?:example|instance)\b|such\s+as\b|say\b)", re.IGNORECASE)
 
 
+# "naming files with the feature under test (`manager_failover.rs`, ...)": a parenthesis that shows the naming
+_NAMING_BEFORE = re.compile(r"\b(?:nam(?:e|es|ed|ing)|call(?:ed|ing)?)\b[^.;()]{0,60}$", re.IGNORECASE)
+
+
 def _in_example_aside(line: str, col: int) -> bool:
     start = _open_paren(line, col)
-    return start >= 0 and _EXAMPLE_ASIDE.match(line, start) is not None
+    return start >= 0 and (_EXAMPLE_ASIDE.match(line, start) is not None
+                           or _NAMING_BEFORE.search(line, 0, start) is not None)
 
 
 def _open_paren(line: str, col: int) -> int:

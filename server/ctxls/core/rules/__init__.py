@@ -52,3 +52,7 @@ def load_all() -> dict[str, RuleInfo]:
                    security, skills, unreadable)
 
     return dict(sorted(REGISTRY.items()))
+
+GIT_BUDGET_S = 0.75
+"""Seconds a rule lets git read its log as a second look (stale paths, globs): what git cannot answer in time
+stays at the rule's own severity, and a later check asks again."""

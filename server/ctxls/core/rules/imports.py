@@ -130,10 +130,12 @@ def _is_text(p: Path) -> bool:
 @rule("CTX301", "import-missing", "imports", "error",
       summary="An `@import` points at a file that does not exist, so nothing loads.",
       why="Missing imports are skipped silently by the agent: the instructions you meant to include never reach "
-          "the model. Two cases are only info: an `@name` with no file extension and no `./` (`@wordpress/data`, "
+          "the model. Some cases are only info: an `@name` with no file extension and no `./` (`@wordpress/data`, "
           "`@tanstack/query`, `@alice`), which reads as a package or a person though the agent still tries to "
-          "import it; and a target in a build-output directory (`target/`, `dist/`, ...), which exists once "
-          "the build has run.",
+          "import it; a target in a build-output directory (`target/`, `dist/`, ...), which exists once "
+          "the build has run; a file of the user's home (`@~/.claude/my-notes.md`, each developer's own); and an "
+          "absolute path whose tail is a file of the workspace (`@/workspace/AGENTS.md`, the repository where "
+          "a container mounts it).",
       example="`See @docs/architecture.md` after docs/ was renamed to design/.",
       fix="Point the import at the file's new place. When exactly one file in the workspace has that name, the "
           "quick fix rewrites the import to it. For a package or person name, put it in backticks (a quick "
@@ -181,6 +183,22 @@ def import_missing(ws: Workspace):
                               fixes=[Fix(f"Write {code} (text, not an import)", (Edit(fi.path, sp_name, code),),
                                          safe=False)])
                 continue
+            raw = ref.raw.rstrip(_TRAILING)
+            if not fixes and raw.startswith("~/"):
+                # `@~/.claude/freenet-local.md`: each developer's own file, which Claude Code's docs import so
+                yield Finding("CTX301", "info", fi.path, _span(fi, ref),
+                              f"@{ref.raw} is a file of each user's home, not of the repository: it does not exist "
+                              f"here, so it loads nothing on this machine (a personal file each developer may add)")
+                continue
+            if not fixes and raw.startswith("/") and not is_within(str(target), str(ws.root)):
+                inside = _same_tail(ws, raw)
+                if inside is not None:
+                    # `@/workspace/AGENTS.md` where the devcontainer mounts the repository at /workspace
+                    yield Finding("CTX301", "info", fi.path, _span(fi, ref),
+                                  f"@{ref.raw} does not exist on this machine, so it never loads here; it reads as "
+                                  f"this repository's {inside} where it is mounted elsewhere (a container): import "
+                                  f"it by a relative path to have it everywhere")
+                    continue
             built = _build_output(ws, target)
             if not fixes and built is not None:
                 yield Finding("CTX301", "info", fi.path, _span(fi, ref),
@@ -192,6 +210,17 @@ def import_missing(ws: Workspace):
 
 
 _TRAILING = ",.;:!?)]'\""
+
+
+def _same_tail(ws: Workspace, raw: str) -> str | None:
+    """The workspace file that absolute path ``raw`` names below another mount of the repository
+    (`/workspace/AGENTS.md` -> `AGENTS.md`): its trailing segments are a path from the root, or None."""
+    segs = [s for s in raw.split("/") if s]
+    for k in range(1, len(segs)):
+        rel = "/".join(segs[k:])
+        if ws.fs.exists(ws.root / rel):
+            return rel
+    return None
 
 
 def _with_extension(ws: Workspace, target: Path) -> Path | None:

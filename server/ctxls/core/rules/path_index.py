@@ -102,8 +102,32 @@ def name_index(ws: Workspace) -> Names:
             continue
         names.files.setdefault(n, []).append(r)
         names.paths.add(r)
+    for r in _sparse_absent(ws):
+        # (a file of the repository that a sparse checkout leaves off the disk is the repository's all the same)
+        parent, _, n = r.rpartition("/")
+        if r in names.paths or any(s in skipped for s in (parent,)):
+            continue
+        names.files.setdefault(n, []).append(r)
+        names.paths.add(r)
+        while parent and parent not in names.paths:
+            names.paths.add(parent)
+            names.dirset.add(parent)
+            names.dirs.setdefault(parent.rpartition("/")[2], []).append(parent)
+            parent = parent.rpartition("/")[0]
     ws.fs.memo[key] = names
     return names
+
+
+def _sparse_absent(ws: Workspace) -> list[str]:
+    """Files git tracks that a sparse checkout leaves off the disk (none, and no git run, without one)."""
+    for d in (ws.root, *ws.root.parents):
+        dot = d / ".git"
+        if os.path.lexists(dot):
+            if not os.path.exists(dot / "info" / "sparse-checkout"):
+                return []  # (`.git` a file, a worktree or submodule: not looked into)
+            history = ws.git()
+            return history.not_checked_out() if history is not None else []
+    return []
 
 
 def _gitignore_at(ws: Workspace, rel_dir: str):

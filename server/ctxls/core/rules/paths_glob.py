@@ -11,7 +11,8 @@ from ..loader import is_within
 from ..workspace import FileInfo, Workspace
 from ..findings import Finding, Span
 from ..globs import PathGlobs, parse_paths, split_outside_braces
-from . import rule
+from . import GIT_BUDGET_S, rule
+
 from .sources import FM, claude_base, key_span, kind_word, read_frontmatter, sources
 
 # ============================================================================================ CTX507
@@ -33,8 +34,44 @@ from .sources import FM, claude_base, key_span, kind_word, read_frontmatter, sou
           "`go/compiler/**` and `csharp/compiler/**`: a language not written yet), and when every pattern names a kind of file (`**/*.nix`, `flake.nix`) that the "
           "project has none of: such a rule never loads here and costs nothing. A rule of a template directory (`[check] template_dirs`) scopes the project it is copied "
           "into, which the template does not hold: info. "
-          "An exclusion (`!packages/**/*.test.ts`) is not checked: matching nothing, it leaves nothing out.")
+          "An exclusion (`!packages/**/*.test.ts`) is not checked: matching nothing, it leaves nothing out. In a git "
+          "repository a warning needs git to show files were once under the pattern's directory (a directory "
+          "that moved or went); one the repository never had (`.github/**` before any CI, an `app/api/` not grown "
+          "yet) is info.")
 def paths_glob(ws: Workspace):
+    suspects: list[tuple[Finding, str]] = []
+    for f in _paths_glob(ws, suspects):
+        yield f
+    yield from _moved_per_git(ws, suspects)
+
+
+def _moved_per_git(ws: Workspace, suspects: list[tuple[Finding, str]]):
+    """A pattern whose directory is missing reads as a moved directory: a warning. With git history at hand it
+    stays one only when git shows files were once under that directory (`services/etl/dbt/`, deleted when the
+    ETL moved); a directory the repository never had is one the rule was written for ahead of time (a Next.js
+    `app/api/` the frontend never grew, `.github/` before any CI): info."""
+    history = ws.git() if suspects else None
+    if history is None:
+        yield from (f for f, _ in suspects)
+        return
+    removals = history.removals({d + "/" for _, d in suspects if d}, budget=GIT_BUDGET_S, settle=True)
+    for f, d in suspects:
+        r = removals.get(d + "/") if d else None
+        if r is not None and (r.path == d or r.path.startswith(d + "/")):
+            f.data.setdefault("explain", []).append(f"git history: {r.describe()}")
+            yield f
+        elif d:
+            f.severity = "info"
+            f.data.setdefault("explain", []).append(
+                f"git history shows no file was ever under `{d}/`: the pattern was written for files to come, "
+                "not for a directory that moved")
+            f.message += f" (git shows no file was ever under `{d}/`)"
+            yield f
+        else:
+            yield f
+
+
+def _paths_glob(ws: Workspace, suspects: list[tuple[Finding, str]]):
     root_only = ws.settings.paths_md_root_only
     for fi in sources(ws, D.RULE, D.SKILL):
         fm = read_frontmatter(fi)
@@ -129,11 +166,17 @@ def paths_glob(ws: Workspace):
             # (a rule of a template, `templates/fastapi/.claude/rules/testing.md`, scopes the project it is copied
             # into: the template directory holds none of its files)
             shipped = ws.config.in_template_dir(ws.rel(fi.path))
-            yield Finding("CTX507", "info" if shipped else "warning", fi.path, _entry_span(fi, line, entry),
-                          f"Glob '{entry}' matches no file under {where}{hint}: the {kind_word(fi.kind)} never "
-                          f"loads for it; fix the pattern (it is relative to the directory containing .claude/)"
-                          + (" (a template's rule: it scopes the project the template is copied into)"
-                             if shipped else ""))
+            f = Finding("CTX507", "info" if shipped else "warning", fi.path, _entry_span(fi, line, entry),
+                        f"Glob '{entry}' matches no file under {where}{hint}: the {kind_word(fi.kind)} never "
+                        f"loads for it; fix the pattern (it is relative to the directory containing .claude/)"
+                        + (" (a template's rule: it scopes the project the template is copied into)"
+                           if shipped else ""))
+            if shipped:
+                yield f
+            else:
+                d = _literal_dir(entry)
+                rel = ws.rel(base)
+                suspects.append((f, d if rel in ("", ".") or not d else f"{rel}/{d}"))
 
 
 def _family(entry: str, entries: list) -> str | None:

@@ -47,7 +47,7 @@ from ..workspace import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
 from ..mentions import (CLAIM, CREATED, EXTERNAL, HISTORY, IN_OTHER_PLACE, OPTIONAL, FileContext, Purpose, classify,
                         built_from, declared_external, example_section, imagined_names, is_subject)
-from . import rule
+from . import GIT_BUDGET_S, rule
 from .path_index import submodules, Base, GitIgnores, Names, ancestor_bases, name_index
 from .path_refs import EXT, KNOWN_EXT, Ref, extract, import_cols, path_shape
 from .sources import vendored
@@ -223,8 +223,15 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "of what not to do (\"## What Not To Add\"), a table column headed Example ... (\"Example Rejection\"), the files a tool "
           "looks for, listed under \"is loaded from:\", \"`x` stays deleted\", what the text calls output (\"`x/pkg/` as wasm-pack output\"), a "
           "table column of examples (\"Example Filename\"), a name illustrating a naming convention (\"StudlyCase "
-          "(`ModuleConfig.php`)\"), and the paths of a skill whose frontmatter names "
-          "its home in another GitHub repository (vendored: info).")
+          "(`ModuleConfig.php`)\"), a name shown in a parenthesis after a naming instruction (\"naming files "
+          "with the feature under test (`manager_failover.rs`)\"), what an imperative creates (\"Create MCP "
+          "package: `x/`\", \"Create reusable dependencies in `x.py`\"), a path under a directory the file reads in "
+          "another repository it clones (`git clone URL /tmp/ext-apps`, then `/tmp/ext-apps/src/`: `src/app.ts` "
+          "is that checkout's), and the paths of a skill whose frontmatter names "
+          "its home in another GitHub repository (vendored: info). A dotted name of one segment (`.mise.toml`, "
+          "`.spec.ts`) is a suffix where files of that suffix exist, else reported only when git shows the "
+          "repository had it; a bare name of a kind of file the workspace has none of (`main.tf` with no `.tf` "
+          "file) is unsure. A file git tracks that a sparse checkout leaves off the disk exists.")
 def stale_path(ws: Workspace):
     kinds = (D.CLAUDE_MD, D.CLAUDE_LOCAL_MD, D.AGENTS_MD, D.GEMINI_MD, D.RULE, D.SKILL, D.COMMAND)
     files = ws.files(*kinds)
@@ -253,10 +260,6 @@ def stale_path(ws: Workspace):
         found = [_told_elsewhere(checker, f) for f in found]
     yield from _sure(iter(found), unsure)
     yield from _was_there(ws, unsure)
-
-
-HISTORY_BUDGET_S = 0.75
-"""Seconds `_was_there` lets git read its log for the removals of the paths the rule is unsure of."""
 
 
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
@@ -422,7 +425,7 @@ def _was_there(ws: Workspace, unsure: list[Finding]) -> list[Finding]:
     history = ws.git() if wanted else None
     # (a second look, not the rule's main evidence: git gets a short budget, and what it cannot answer in time
     # stays info; a later check asks again)
-    removals = history.removals(wanted.values(), budget=HISTORY_BUDGET_S, settle=True) if history is not None else {}
+    removals = history.removals(wanted.values(), budget=GIT_BUDGET_S, settle=True) if history is not None else {}
     # The file naming it must be older than the removal: one written after the file went names something else
     # (`component.tsx` in a command added after a `component.tsx` of an old layout was deleted). Not for a path of
     # three segments or more (`web/src/icons`): so precise a path names what was there, even in text that moved
@@ -517,6 +520,7 @@ class _Checker:
         self._ignores: GitIgnores | None = None
         self._states: dict[tuple[str, str, bool], str] = {}
         self._suffixes: dict[str, bool] = {}
+        self._exts: set[str] | None = None
         self._root_str = str(ws.root)
         self._ancestors: dict[str, list[Base]] = {}
         self._hints: dict[tuple[str, str, bool, bool], tuple[list[str], str, str | None]] = {}
@@ -640,6 +644,7 @@ class _Checker:
                 if purpose.kind == CREATED and not memory:
                     self.tells.setdefault(fi.path, []).append((_strip_dot(path), ref.line, purpose.why))
         imagined: frozenset[str] | None = None
+        cloned: frozenset[str] | None = None
         for ref, path, line, purpose in purposes:
             if purpose.kind == OPTIONAL and not memory and upstream is None:
                 # "from `core_components.ex` when available": reported only when git shows the repository had it
@@ -660,6 +665,10 @@ class _Checker:
                 continue  # "Imagine we're implementing a new `commit3` command ... `args/commit3.rs`": made up
             if self._declared_external(path) is not None:
                 continue  # another line says the path is another repository's
+            if cloned is None:
+                cloned = cloned_children(fi.text or "")
+            if cloned and path.removeprefix("./").split("/", 1)[0] in cloned and "/" in path.rstrip("/"):
+                continue  # "git clone … /tmp/mcp-ext-apps", "read `/tmp/mcp-ext-apps/src/`": `src/app.ts` is its file
             # only peers with a directory count: a bare name "exists" wherever a file of that name is
             # A peer is a path with a directory, or a bare name of the same extension that is not a generic name
             # (`commonWorker.server.ts` beside a missing `legacyWorker.server.ts`): a bare name "exists" wherever a
@@ -813,6 +822,13 @@ class _Checker:
                 # (`.mise.toml`, `.pre-commit-config.yaml`: a dotfile, or a suffix of files not written yet)
                 return "if_gone", ("a dotted name that may be a file-name suffix (`.spec.ts`) as much as a dotfile "
                                    "(`.mise.toml`): reported only when git shows the repository had it")
+            ext = EXT.match(path)
+            if ext is not None and not self._ext_present(ext.group(2).lower()):
+                # (`main.tf`, `variables.tf` in a rule's "File Organization" table where the project has no `.tf`
+                # file: the conventions of a kind of project, or files to come; git may show it had one)
+                return "unsure", (f"a bare file name of a kind the workspace has no file of (`.{ext.group(2)}`): "
+                                  "a convention or a file to come (info, a warning when git shows the repository "
+                                  "had it)")
             if is_subject(line, ref.col, ref.col + len(ref.text)):
                 return "warning", "a bare file name that its list item, table row or label describes"
             if pointed:
@@ -950,6 +966,13 @@ class _Checker:
         if not has_slash and _dotted(ref.text) and self._suffix_of_files(ref.text):
             return None  # `.spec.ts`, `.agent.md` where `x.spec.ts` files are: a file-name suffix, a kind of file
         return ref.text
+
+    def _ext_present(self, ext: str) -> bool:
+        """Whether some file of the workspace has extension ``ext`` (lower-case)."""
+        exts = self._exts
+        if exts is None:
+            exts = self._exts = {n.rpartition(".")[2].lower() for n in self.names.files if "." in n}
+        return ext in exts
 
     def _suffix_of_files(self, suffix: str) -> bool:
         """Whether some file's name ends with ``suffix`` (`.spec.ts`) and is longer: the suffix names their kind."""
@@ -1228,6 +1251,25 @@ _GENERIC_PATTERN = re.compile(
     r"(?:index|readme)(?:\.[a-z0-9]+)+|tsconfig\.[\w.-]+|[\w.-]+\.config\.[a-z]+|"
     r"\.(?:eslintrc|prettierrc|babelrc)(?:\..+)?"
 )
+
+
+_CLONE = re.compile(r"\b(?:git clone|gh repo clone)\b[^\n`]*?\s(?:\S+?[/:])?([\w.-]+?)(?:\.git)?/?(?:\s+([~/.\w-][^\s`;&|]*))?[ \t]*(?:$|[`;&|\n])", re.M)
+
+
+@lru_cache(maxsize=4096)
+def cloned_children(body: str) -> frozenset[str]:
+    """The directories a file reads inside another repository it clones: after `git clone URL /tmp/mcp-ext-apps`,
+    the `src` of "read `/tmp/mcp-ext-apps/src/`". Paths that start with one of them are that checkout's."""
+    if "clone" not in body:
+        return frozenset()
+    out: set[str] = set()
+    for m in _CLONE.finditer(body):
+        dest = (m.group(2) or m.group(1)).rstrip("/")
+        if not dest or dest in (".", ".."):
+            continue
+        for c in re.finditer(re.escape(dest) + r"/([\w.@-]+)", body):
+            out.add(c.group(1))
+    return frozenset(out)
 
 
 def _dotted(name: str) -> bool:
