@@ -1,0 +1,76 @@
+"""Git as a second look for rules other than the stale-path promotion (issue 15, set 18): a `paths:` glob whose
+directory is missing is a moved directory only when git shows files were once under it (CTX507), and a file a
+sparse checkout leaves off the disk is the repository's all the same (CTX401). Real repositories built here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ctxls.core.check import CheckConfig, Workspace, run_checks
+from ctxls.core.settings import Settings
+
+from test_history import git, write
+
+DBT = "---\npaths:\n  - \"services/etl/dbt/**\"\n---\n\n# dbt\n"
+WEB = "---\npaths:\n  - \"services/web/app/api/**\"\n  - \"services/web/src/**\"\n---\n\n# Web API\n"
+
+
+def _findings(root: Path, code: str, git_history: bool = True) -> dict[tuple[str, int], str]:
+    (root / ".home").mkdir(exist_ok=True)
+    ws = Workspace(root, Settings(home=root / ".home", ceiling=root),
+                   CheckConfig(select=(code,), git_history=git_history))
+    res = run_checks(ws)
+    assert res.errors == []
+    return {(ws.rel(f.path), f.line): f.severity for f in res.findings}
+
+
+def _glob_repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    write(root, ".claude/rules/dbt.md", DBT)
+    write(root, ".claude/rules/web.md", WEB)
+    write(root, "services/etl/dbt/models/a.sql", "select 1\n")
+    write(root, "services/web/src/main.ts", "export {}\n")
+    write(root, "services/web/src/api/client.ts", "export {}\n")  # an `api/` elsewhere: reads as a moved one
+    write(root, "services/etl/api/x.py", "\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "first", date="2025-01-01T12:00:00Z")
+    git(root, "rm", "-rq", "services/etl/dbt")
+    write(root, "services/etl/dbt_old/models/a.sql", "select 1\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "retire dbt", date="2025-02-01T12:00:00Z")
+    return root
+
+
+def test_a_glob_directory_git_had_is_a_warning_one_it_never_had_is_info(tmp_path: Path) -> None:
+    got = _findings(_glob_repo(tmp_path), "CTX507")
+    assert got[(".claude/rules/dbt.md", 3)] == "warning"  # services/etl/dbt/ had files: they went
+    assert got[(".claude/rules/web.md", 3)] == "info"  # services/web/app/api/ never had any: written ahead
+
+
+def test_without_git_history_a_missing_glob_directory_stays_a_warning(tmp_path: Path) -> None:
+    got = _findings(_glob_repo(tmp_path), "CTX507", git_history=False)
+    assert got[(".claude/rules/dbt.md", 3)] == "warning"
+    assert got[(".claude/rules/web.md", 3)] == "warning"
+
+
+def _sparse_repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    write(root, "anvil/AGENTS.md", "# Anvil\n\n- `snapshots/state.json`: the chain state the tests load\n"
+                                   "- `snapshots/gone.json`: an older state\n")
+    write(root, "anvil/snapshots/state.json", "{}\n")
+    write(root, "anvil/snapshots/README.md", "state\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "first", date="2025-01-01T12:00:00Z")
+    git(root, "sparse-checkout", "set", "--no-cone", "/*", "!/anvil/snapshots/state.json")
+    assert not (root / "anvil/snapshots/state.json").exists()
+    return root
+
+
+def test_a_file_the_sparse_checkout_leaves_off_the_disk_exists(tmp_path: Path) -> None:
+    got = _findings(_sparse_repo(tmp_path), "CTX401")
+    assert ("anvil/AGENTS.md", 3) not in got  # tracked, only not checked out
+    assert got[("anvil/AGENTS.md", 4)] == "warning"  # in no checkout at all
