@@ -53,6 +53,7 @@ def load_all() -> dict[str, RuleInfo]:
 
     return dict(sorted(REGISTRY.items()))
 
+
 GIT_BUDGET_S = 0.75
 """Seconds a rule lets git read its log as a second look (stale paths, globs): what git cannot answer in time
 stays at the rule's own severity, and a later check asks again."""

@@ -105,7 +105,7 @@ def name_index(ws: Workspace) -> Names:
     for r in _sparse_absent(ws):
         # (a file of the repository that a sparse checkout leaves off the disk is the repository's all the same)
         parent, _, n = r.rpartition("/")
-        if r in names.paths or any(s in skipped for s in (parent,)):
+        if r in names.paths or parent in skipped:
             continue
         names.files.setdefault(n, []).append(r)
         names.paths.add(r)

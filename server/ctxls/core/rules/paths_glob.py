@@ -12,7 +12,6 @@ from ..workspace import FileInfo, Workspace
 from ..findings import Finding, Span
 from ..globs import PathGlobs, parse_paths, split_outside_braces
 from . import GIT_BUDGET_S, rule
-
 from .sources import FM, claude_base, key_span, kind_word, read_frontmatter, sources
 
 # ============================================================================================ CTX507
