@@ -168,3 +168,22 @@ def test_a_dotfile_of_two_dots_is_a_file_when_git_had_it(tmp_path: Path) -> None
     assert sev == "warning" and "mise.toml" in msg
     assert (4, ".spec.ts") not in got  # `app.spec.ts` is here: the suffix names a kind of file
     assert (5, ".golangci.yml") not in got  # never in the history: a suffix or a dotfile, nothing to say
+
+
+def test_a_named_build_config_is_no_generic_name(tmp_path: Path) -> None:
+    """writing-tools (set 18): `vite.google-docs.config.ts`, deleted, read as generic like `vite.config.ts` (in
+    many projects, so a deleted one says nothing) and never asked of git: a lost true positive."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    write(root, "frontend/vite.google-docs.config.ts", "export default {}\n")
+    write(root, "frontend/vite.config.ts", "export default {}\n")
+    write(root, "frontend/CLAUDE.md", "# Frontend\n\nThe docs bundle builds separately via `vite.google-docs.config.ts`.\n"
+                                      "The app builds via `vite.config.ts`.\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "first", date="2025-01-01T12:00:00Z")
+    git(root, "rm", "-q", "frontend/vite.google-docs.config.ts", "frontend/vite.config.ts")
+    git(root, "commit", "-qm", "unify the builds", date="2025-03-01T12:00:00Z")
+    got = _check(root)
+    assert got[(3, "vite.google-docs.config.ts")][0] == "warning"
+    assert got[(4, "vite.config.ts")][0] == "info"  # a tool's own config: git's answer would say nothing

@@ -47,6 +47,9 @@ e.g i.e etc
 _TOKEN_RE = re.compile(r"\w(?:[\w'./@+#:=-]*[\w+#/])?")
 _INLINE_COMMENT_RE = re.compile(r"<!--.*?-->")
 _UNDERSCORE_EMPH_RE = re.compile(r"(?<!\w)_+|_+(?!\w)")
+# A placeholder directory of a path, `.thinking/<task-folder>/`: two copies that call the slot `<task>` and
+# `<task-folder>` say the same thing (not a component, `<Button>`, which no slash encloses).
+_PATH_SLOT_RE = re.compile(r"(?<=/)<[a-z][\w-]*>(?=/)")
 _IMPORT_RE = re.compile(r"(?:^|\s)@[A-Za-z0-9._~/-]")
 
 ITEM_RE = re.compile(r"^( *)(?:[-*+]|\d{1,9}[.)])(?: +|$)")
@@ -135,6 +138,8 @@ def normalise(text: str) -> list[str]:
     text = text.lower()
     if "_" in text:
         text = _UNDERSCORE_EMPH_RE.sub(" ", text)
+    if "/<" in text:
+        text = _PATH_SLOT_RE.sub("slot", text)
     return _TOKEN_RE.findall(text)
 
 
@@ -186,6 +191,8 @@ def normalised(text: str) -> tuple[int, str, frozenset]:
         got = chunks.get(chunk)
         if got is None:
             c = _UNDERSCORE_EMPH_RE.sub(" ", chunk) if "_" in chunk else chunk
+            if "/<" in c:
+                c = _PATH_SLOT_RE.sub("slot", c)
             ws = _TOKEN_RE.findall(c)
             got = chunks[chunk] = (ws, [w for w in ws if w not in STOP_WORDS and not w[0].isdigit()])
         words += got[0]

@@ -1248,7 +1248,8 @@ _GENERIC_NAMES = frozenset(n.lower() for n in """
     Dockerfile docker-compose.yml docker-compose.yaml compose.yaml justfile BUILD BUILD.bazel Gemfile pom.xml
     build.gradle build.gradle.kts .gitignore .dockerignore .editorconfig""".split())
 _GENERIC_PATTERN = re.compile(
-    r"(?:index|readme)(?:\.[a-z0-9]+)+|tsconfig\.[\w.-]+|[\w.-]+\.config\.[a-z]+|"
+    # (a tool's own config, `vite.config.ts`, is in many projects; `vite.google-docs.config.ts` names one build)
+    r"(?:index|readme)(?:\.[a-z0-9]+)+|tsconfig\.[\w.-]+|[\w-]+\.config\.[a-z]+|"
     r"\.(?:eslintrc|prettierrc|babelrc)(?:\..+)?"
 )
 
