@@ -212,7 +212,9 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "repository (\"`packages/runtime/src/cloudflare/` in the flue monorepo\", then `src/cloudflare/x.ts`), "
           "Cargo's crate/feature notation (`depot/test-faults`, a feature in depot/Cargo.toml), a Java package under "
           "its module (`core/repair.types`), a Flutter library (`flutter/foundation.dart`), two missing paths joined "
-          "by an arrow (\"`lib/x/widgets.ex` → `test/x/widgets_test.exs`\": a mapping shown with a made-up name), "
+          "by an arrow (\"`lib/x/widgets.ex` → `test/x/widgets_test.exs`\": a mapping shown with a made-up name) and "
+          "the missing sides of a line of two arrows or more (\"Map `.agent/rules` -> `.github/instructions`, "
+          "`.agent/skills` -> `.github/skills`\": one layout translated into another), "
           "what a build copies a file to or turns it into (\"is copied to `x`\", \"becomes `x`\", a table column "
           "headed Destination or Output), an import path (\"imported as `pkg/assert`\"), a path \"in upstream\", \"the "
           "`x` suite has been decommissioned\", \"extract ... into `x`\", \"generated into `x`\", a directory new "
@@ -276,7 +278,9 @@ _MAPS_TO = re.compile(r"^[`*_\s]*(?:→|->|=>|⇒|⟶)[`*_\s]*$")
 
 def _missing_mappings(found: list) -> set[tuple[int, int]]:
     """(line, column) of the missing paths joined by an arrow to another missing path on their line (`a.ex` →
-    `a_test.exs`): both sides made up to show a mapping, not files that should be there."""
+    `a_test.exs`): both sides made up to show a mapping, not files that should be there. On a line of two arrows
+    or more ("Map `.agent/rules` -> `.github/instructions`, `.agent/skills` -> `.github/skills`"), every missing
+    side: the line translates one layout into another, whichever side exists."""
     out: set[tuple[int, int]] = set()
     by_line: dict[int, list] = {}
     for ref, _, state in found:
@@ -285,8 +289,12 @@ def _missing_mappings(found: list) -> set[tuple[int, int]]:
         if len(refs) < 2:
             continue
         refs.sort(key=lambda rs: rs[0].col)
-        for (a, sa), (b, sb) in zip(refs, refs[1:]):
-            if sa == sb == "missing" and _MAPS_TO.match(a.source[a.col + len(a.text):b.col]):
+        pairs = [(a, sa, b, sb) for (a, sa), (b, sb) in zip(refs, refs[1:])
+                 if _MAPS_TO.match(a.source[a.col + len(a.text):b.col])]
+        for a, sa, b, sb in pairs:
+            if len(pairs) >= 2:
+                out.update((r.line, r.col) for r, st in ((a, sa), (b, sb)) if st == "missing")
+            elif sa == sb == "missing":
                 out.update(((a.line, a.col), (b.line, b.col)))
     return out
 
