@@ -290,6 +290,17 @@ class _FactsOf:
         return got
 
 
+def _reads_from(path: Path) -> Path:
+    """The directory an instruction file's relative paths start from: the project's for `.claude/CLAUDE.md` and
+    `.claude/rules/**` (a rule beside the root CLAUDE.md names the same `CHANGELOG.md`), else its own."""
+    parts = path.parts
+    if ".claude" in parts[:-1]:
+        k = len(parts) - 2 - parts[-2::-1].index(".claude")
+        if k == len(parts) - 2 or parts[k + 1] == "rules":
+            return Path(*parts[:k])
+    return path.parent
+
+
 _SELF_REFERENCE = re.compile(r"\b(?:this|the\s+present)\s+(?:file|document|guide|CLAUDE\.md|AGENTS\.md)\b", re.I)
 
 
@@ -311,12 +322,13 @@ def _judge(f: Finding, a: _Facts, b: _Facts) -> Finding | None:
         return _info(f, f"{head}; this copy sits in {where}, which restates on purpose",
                      f"the copy to delete is in {where}: a summary or a numbered procedure repeats what it needs "
                      "to read as a whole")
-    if f.related[0].path.parent != f.path.parent and _LAYOUT_LINE.match(a.line(i)):
+    apart = _reads_from(f.related[0].path) != _reads_from(f.path)
+    if apart and _LAYOUT_LINE.match(a.line(i)):
         # `- `agent.py` - Main agent definition` in the root and in `use-cases/x/`: each describes its own file
         return _info(f, f"{head}; the line describes a relative path, which names another file in each directory: "
                         f"check both descriptions are meant",
                      "a layout line (`- `x.py` - what it holds`) in files of two directories: two files of one name")
-    if f.related[0].path.parent != f.path.parent:
+    if apart:
         la, lb = _NAV_LINK.match(a.line(i)), _NAV_LINK.match(b.line(j))
         if la and lb and la.group(1) != lb.group(1):
             # `- [ARCHITECTURE.md](../../ARCHITECTURE.md) — package map` in each package guide: the same target,
