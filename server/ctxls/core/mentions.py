@@ -125,7 +125,7 @@ _MAKE_IMPERATIVE = re.compile(
     # "2. Create MCP package: `packages/mcps/x/`": a label names what is made, the colon gives its place
     r"|^\W*(?:\d+[.)]\s*)?(?:write|create)\s+[^`:\n]{1,50}:\s*$"
     # "Create reusable dependencies in `src/api/dependencies.py`": the place new code goes
-    r"|^\W*(?:\d+[.)]\s*)?create\s+(?:[\w-]+\s+){1,4}(?:in|inside|under|within)\s+$", re.IGNORECASE)
+    r"|^\W*(?:\d+[.)]\s*)?create\s+(?:[\w-]+\s+){1,4}(?:in|inside|under|within|at)\s+$", re.IGNORECASE)
 # `rm -rf e2e-tests/shots/` on a command line: the instruction removes it (a temporary place).
 _REMOVED_BY = re.compile(r"\brm\s+(?:-\w+\s+)*(?:\S+\s+){0,4}$")
 
@@ -137,6 +137,11 @@ _DEST_BEFORE = re.compile(
     # "Demo use-case classes MUST live under `x/`": a rule for where new ones go (not "the code lives in `x/`")
     r"(?:must|should|shall)\s+(?:live|reside|belong|be\s+placed|be\s+put))\b(?:\s+\S+){0,4}?\s+"
     r"(?:in|into|to|under)\W*$", re.IGNORECASE)
+
+# "A test for `modules/Chat/CreateChatAction.php` goes in `tests/Unit/Chat/CreateChatActionTest.php`": where one
+# new thing of a kind goes, the layout's rule shown on one case
+_NEW_ONE_GOES = re.compile(r"(?:^|[.;:]\s|\W)(?:an?|each|every|any|new)\s+(?:[^.;:]|[.:](?=\S)){0,160}?\bgo(?:es)?\s+(?:in|into|under)"
+                           r"\W*$", re.IGNORECASE)
 
 # "make assumptions, document them (`.gaia/assumptions.md`)", "log the decision (`notes/decisions.md`)": the
 # parenthesis says where the record goes, which the first such record creates.
@@ -230,6 +235,13 @@ _GENERATED_PARENT = re.compile(
 # lead-in that stores what the step produced; the list under it names the files it writes.
 _STORE_LEAD = re.compile(r"^\W*(?:\d+[.)]\s*)?(?:save|write|store|export|persist|dump)\b[^.:]{0,60}:\W*$",
                          re.IGNORECASE)
+# "### Where to Extract To", "## Where to put new code": a section of destinations for code not written yet.
+# (Not "## Where To Look", "Where to find things": a section of what is there.)
+_WHERE_TO_HEADING = re.compile(r"^\W*where\s+(?:to\s+(?:extract|put|place|add|create|move|save|store|write)\b|"
+                               r"(?:do(?:es)?\s+)?new\s+\w+\s+go(?:es)?\b)", re.IGNORECASE)
+# "This generates reports in `jscpd-report/`:": a lead-in saying a tool writes what the list names.
+_PRODUCES_LEAD = re.compile(r"^\W*(?:this|it|the\s+(?:command|tool|script|build|run|task))\s+(?:generates|produces|"
+                            r"writes|outputs|emits|creates)\b", re.IGNORECASE)
 # "You may create additional files in `x/` as needed:", "You maintain these files:": a list or table under it
 # names files the agent makes.
 _AGENT_MAKES = re.compile(r"\b(?:you|agents?|claude|the\s+(?:ai|agent|assistant|model))\b[^.;:]{0,30}?\b"
@@ -622,6 +634,9 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
                                 "`app.lock`): written at run time")
     if _REMOVED_BY.search(line[:col]):
         return Purpose(CREATED, "a command on the line removes it (rm): a temporary path")
+    if _NEW_ONE_GOES.search(_sentence_before(line, col)):
+        return Purpose(CREATED, "where a new one goes (\"A test for `x` goes in `y`\"): a convention shown on one "
+                                "case")
     if _is_dir_mention(line[col:end]) and _DEST_BEFORE.search(before):
         return Purpose(CREATED, "a directory named as where things are put (capture, record, store, add ... in)")
     for p in ctx.parents[-1:] + ctx.headings[-1:] + ((ctx.lead,) if ctx.lead else ()):
@@ -631,6 +646,11 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
             return Purpose(CREATED, f"listed under {_quote(p)}, which says the agent makes these files")
         if _STORE_LEAD.match(p):
             return Purpose(CREATED, f"listed under {_quote(p)}, which says the step writes these files")
+        if _PRODUCES_LEAD.search(p) and p.rstrip().endswith(":"):
+            return Purpose(CREATED, f"listed under {_quote(p)}, which says a tool writes these files")
+    for h in ctx.headings[-2:]:  # (a bold label, "**Rust**:", may head the lines below the section's heading)
+        if _WHERE_TO_HEADING.match(h):
+            return Purpose(CREATED, f"under {_quote(h)}, which says where new code goes")
     if line.lstrip().startswith("|"):
         cells = line.strip().strip("|").split("|")
         here = _table_column(line, col)

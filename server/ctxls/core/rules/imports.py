@@ -12,6 +12,7 @@ from ..findings import Edit, Finding, Fix, Related, Span
 from ..loader import TEXT_EXTENSIONS, is_within, resolve_import
 from ..markdown import ImportRef
 from . import rule
+from .path_index import GitIgnores, name_index
 from .path_refs import KNOWN_EXT
 from .references import _generic_name
 
@@ -135,7 +136,7 @@ def _is_text(p: Path) -> bool:
           "import it; a target in a build-output directory (`target/`, `dist/`, ...), which exists once "
           "the build has run; a file of the user's home (`@~/.claude/my-notes.md`, each developer's own); and an "
           "absolute path whose tail is a file of the workspace (`@/workspace/AGENTS.md`, the repository where "
-          "a container mounts it).",
+          "a container mounts it); and a file git ignores (`@CLAUDE.local.md` under `*.local.*`).",
       example="`See @docs/architecture.md` after docs/ was renamed to design/.",
       fix="Point the import at the file's new place. When exactly one file in the workspace has that name, the "
           "quick fix rewrites the import to it. For a package or person name, put it in backticks (a quick "
@@ -199,6 +200,12 @@ def import_missing(ws: Workspace):
                                   f"this repository's {inside} where it is mounted elsewhere (a container): import "
                                   f"it by a relative path to have it everywhere")
                     continue
+            if not fixes and is_within(str(target), str(ws.root)) and _ignored(ws, target):
+                # `@CLAUDE.local.md` with `*.local.*` in .gitignore: each developer's own file, absent from a clone
+                yield Finding("CTX301", "info", fi.path, _span(fi, ref),
+                              f"@{ref.raw} does not exist here, and git ignores it: a file each developer keeps "
+                              f"for themselves (it loads where one was made)")
+                continue
             built = _build_output(ws, target)
             if not fixes and built is not None:
                 yield Finding("CTX301", "info", fi.path, _span(fi, ref),
@@ -210,6 +217,11 @@ def import_missing(ws: Workspace):
 
 
 _TRAILING = ",.;:!?)]'\""
+
+
+def _ignored(ws: Workspace, target: Path) -> bool:
+    """Whether a .gitignore of the workspace ignores ``target`` (inside the workspace)."""
+    return GitIgnores(ws, name_index(ws)).ignores(ws.rel(target))
 
 
 def _same_tail(ws: Workspace, raw: str) -> str | None:

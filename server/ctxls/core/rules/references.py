@@ -781,6 +781,10 @@ class _Checker:
                 for owner, _ in _ROW_REPO.findall(cell):
                     if not self._first_dir_exists(owner, bases):
                         return None, ""
+        if first == "memory" and len(segs) > 1 and not self._first_dir_exists(first, bases):
+            # "See `memory/feedback_deploy_workflow.md`" in a command, where no `memory/` is beside the file or at
+            # the root: Claude Code's auto memory (~/.claude/projects/<project>/memory/), each user's own
+            return None, ""
         if path.rstrip("/") in _TOOL_LOCATIONS or path.rstrip("/").startswith(_TOOL_LOCATION_DIRS):
             # (unsure: a warning when git shows the repository had it, `.claude/rules/` deleted since)
             return "unsure", ("a location an agent or editor defines for its own configuration (it reads it there "

@@ -19,6 +19,7 @@ from ..skills import truthy
 from ..mentions import CONTRAST, EXAMPLE, EXTERNAL, NEGATIVE_HEADING, LineContext, classify
 from . import rule
 from .path_index import name_index
+from .path_refs import path_shape
 from .sources import (FM, NAME_RE, PORTABLE_DESC_MAX, PORTABLE_NAME_MAX, claude_base, read_frontmatter,
                       skill_dir_name, sources, value_span, vendored, walk_dir)
 
@@ -374,6 +375,12 @@ def skill_missing_bundled_file(ws: Workspace):
                 rel = os.path.normpath(target)
                 if any(seg in D.SKIP_DIRS for seg in rel.split(os.sep)):
                     continue  # `node_modules/x/dist/index.mjs`: the project's dependencies, not the skill's files
+                if not skill_only and path_shape(target, "code") is None:
+                    continue  # `scripts/episode_N.json`: a slot for a name (see path_shape), no file
+                if (in_code or _in_command_span(raw, col)) and _ARG_OF_ROOTED_PROGRAM.search(raw, 0, col):
+                    # `python .claude/skills/x/scripts/compose.py scripts/episode_1.json`: a command that names its
+                    # program from the project root runs there, and its arguments are the project's files
+                    continue
                 if rel.startswith("..") and not skill_only:
                     if real_dir != skill_dir and is_within(Path(os.path.normpath(real_dir / target)), ws.root) \
                             and ws.exists(Path(os.path.normpath(real_dir / target))):
@@ -426,6 +433,10 @@ def skill_missing_bundled_file(ws: Workspace):
                 yield Finding("CTX506", "info" if unsure else "warning", fi.path, span,
                               f"The skill names `{rel}` but {ws.rel(skill_dir)}/{rel} does not exist{hint}; add the "
                               f"file to the skill or fix the path", fixes=fixes, data={"explain": [why]})
+
+
+# A program named from the project root or by the skill's variable, then its arguments up to the position asked.
+_ARG_OF_ROOTED_PROGRAM = re.compile(r"(?:^|[\s`'\"])(?:\./)?(?:\.claude/skills/|\$\{?CLAUDE_SKILL_DIR\}?/)\S+\s+(?:\S+\s+)*$")
 
 
 def _climbing_ref(ws: Workspace, fi: FileInfo, skill_dir: Path, line: int, col: int, text: str,
