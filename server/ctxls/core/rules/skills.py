@@ -318,7 +318,10 @@ _OUTPUT_ARG_RE = re.compile(r"(?:>>?|\s-o|--out(?:put)?(?:=|\s))\s*[\"']?$")
           "x.sh`: written from the package) is info. Not checked: a path the text gives as an example (\"**Examples**: `references/x.md`\", "
           "\"e.g.\", \"a `scripts/x.py` script would be helpful\"), a path of another project (\"resolve links against the "
           "external repo directory\"), the files a section of what not to do names (\"## What Not To Add\", its code "
-          "blocks too), and link syntax shown as code (`[file](./references/file.md)`). A vendored skill's missing paths (see CTX504) are info: "
+          "blocks too), link syntax shown as code (`[file](./references/file.md)`), a name slot "
+          "(`scripts/episode_N.json`), and the arguments of a program named from the project root (`python "
+          ".claude/skills/x/scripts/y.py scripts/episode_1.json`: it runs there, and its arguments are the "
+          "project's files). A vendored skill's missing paths (see CTX504) are info: "
           "they are upstream's.")
 def skill_missing_bundled_file(ws: Workspace):
     for fi in sources(ws, D.SKILL):
