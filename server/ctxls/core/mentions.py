@@ -604,6 +604,11 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
     if _in_example_aside(line, col):
         return Purpose(EXAMPLE, "inside a parenthesis that opens with an example marker ((e.g. if the branch is "
                                 "`x`, the file is `y`))")
+    if _FORMAT_AS.search(before):
+        return Purpose(EXAMPLE, "the form to write something in (\"Reference specs as `specs/auth/spec.md`\")")
+    if _TO_PATTERN.match(line, end):
+        return Purpose(EXAMPLE, "mapped by an arrow to a pattern with a placeholder (`docs/topic.md` → "
+                                "`docs/topic/<subtopic>.md`): both sides show a layout rule")
     if _EXAMPLES_LABEL.match(item):
         return Purpose(EXAMPLE, "its line or list item is labelled as examples (**Examples**: ...)")
     if _WOULD_BE.match(after):
@@ -702,6 +707,13 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
 # with "For example," outside parentheses: that one may point at a real file ("For example, `src/a.py` shows").
 _EXAMPLE_ASIDE = re.compile(r"\(\s*(?:e\.\s?g\.|for\s+(?:example|instance)\b|such\s+as\b|say\b)", re.IGNORECASE)
 
+
+# "Reference specs as `specs/auth/spec.md`", "cite files as `x`": the form a reference takes
+_FORMAT_AS = re.compile(r"\b(?:reference|refer\s+to|cite|format|spell|write\s+(?:paths|references|links))\b[^.;:`]{0,40}"
+                        r"\bas\W*$", re.IGNORECASE)
+
+# "`docs/topic.md` → `docs/topic/<subtopic>.md`": the other side of the arrow is a pattern with a placeholder
+_TO_PATTERN = re.compile(r"`?\s*(?:→|->|=>|⇒)\s*`[^`]*(?:<[\w-]+>|\{[\w-]+\}|\[[\w-]+\])[^`]*`")
 
 # "naming files with the feature under test (`manager_failover.rs`, ...)": a parenthesis that shows the naming
 _NAMING_BEFORE = re.compile(r"\b(?:nam(?:e|es|ed|ing)|call(?:ed|ing)?)\b[^.;()]{0,60}$", re.IGNORECASE)
