@@ -26,7 +26,7 @@ class PathGlobs:
     def matches(self, rel_path: str) -> bool:
         if self.unconditional:
             return True
-        return _spec(self.patterns, self.root_only_md).match_file(rel_path)
+        return _spec(self.patterns, self.root_only_md).match_file(rel_path.lower())
 
 
 def parse_paths(value: Any, root_only_md: bool = False) -> PathGlobs:
@@ -122,7 +122,9 @@ def pattern_error(p: str) -> str | None:
 
 @lru_cache(maxsize=4096)
 def _spec(patterns: tuple[str, ...], root_only_md: bool) -> pathspec.PathSpec:
-    pats = list(patterns)
+    """The matcher of ``patterns``, for lower-cased paths: Claude Code matches with the `ignore` npm library,
+    whose `ignorecase` option is on by default (`**/treatment/**` matches `pages/Treatment/x.tsx`)."""
+    pats = [p.lower() for p in patterns]
     if root_only_md:
         # F2, doc reading: a slash-less `*.md` only matches in the base directory itself.
         pats = ["/" + p if "/" not in p and p.startswith("*.") else p for p in pats]

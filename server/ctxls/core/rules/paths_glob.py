@@ -262,7 +262,11 @@ def _all_files(ws: Workspace) -> list[str]:
 
 def _any_match(ws: Workspace, base: Path, globs: PathGlobs, root_only: bool) -> bool:
     """Whether a file of the workspace under ``base`` matches ``globs``."""
-    files = ws.files_under(base) or []
+    key = ("ctxls.paths_glob.lower", str(base))
+    files = ws.fs.memo.get(key)
+    if files is None:
+        # (matched lower-cased, as the loader does: Claude Code's matcher ignores case)
+        files = ws.fs.memo[key] = [f.lower() for f in ws.files_under(base) or []]
     from ..globs import _spec  # the loader's own compiled matcher
 
     spec = _spec(globs.patterns, root_only)
