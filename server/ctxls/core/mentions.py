@@ -694,6 +694,13 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
         return Purpose(EXTERNAL, "a package's name in a list or table of dependencies (`spectral.js`)")
     if "/" not in line[col:end] and _PACKAGE_EXT.search(line[col:end]) and _RUNS_AS.match(after):
         return Purpose(EXTERNAL, "a library the text says runs as something (`revolt.js` as a client)")
+    # Claude Code's auto memory (~/.claude/projects/<project>/memory/): `MEMORY.md`, and the topic files a line, its
+    # list's lead-in or heading places in the memory directory ("Read all topic files in the auto memory directory:")
+    name = line[col:end]
+    if "/" not in name.rstrip("/") and (name == "MEMORY.md" or any(
+            _MEMORY_PLACE.search(t) for t in (line, ctx.lead, *ctx.parents[-1:], *ctx.headings[-1:]) if t)):
+        return Purpose(EXTERNAL, "a file of Claude Code's auto memory (MEMORY.md, or a file the text places in the "
+                                 "memory directory): each user's own, outside the repository")
     # 6. another repository
     if _REPO_NAMED.match(after) and line[col:end].count("/") == 1:
         return Purpose(EXTERNAL, "the name of a repository (`owner/name` repository)")
@@ -714,6 +721,11 @@ _FORMAT_AS = re.compile(r"\b(?:reference|refer\s+to|cite|format|spell|write\s+(?
 
 # "`docs/topic.md` → `docs/topic/<subtopic>.md`": the other side of the arrow is a pattern with a placeholder
 _TO_PATTERN = re.compile(r"`?\s*(?:→|->|=>|⇒)\s*`[^`]*(?:<[\w-]+>|\{[\w-]+\}|\[[\w-]+\])[^`]*`")
+
+# The auto memory's directory or its files named as such ("auto memory directory", "MEMORY topic files", "its own
+# memory directory (NOT in this repo)").
+_MEMORY_PLACE = re.compile(r"\bauto[- ]?memory\b|\bmemory\s+(?:dir(?:ectory)?|folder|topic\s+files?)\b|"
+                           r"\bMEMORY\s+topic\b", re.IGNORECASE)
 
 # "naming files with the feature under test (`manager_failover.rs`, ...)": a parenthesis that shows the naming
 _NAMING_BEFORE = re.compile(r"\b(?:nam(?:e|es|ed|ing)|call(?:ed|ing)?)\b[^.;()]{0,60}$", re.IGNORECASE)

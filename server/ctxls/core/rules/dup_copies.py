@@ -148,6 +148,9 @@ def _title(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+
+
 class _Facts:
     """What CTX201's second look needs of each line of one version of a file, worked out on first use: a file
     changed by an edit is read again, the others keep theirs (and so their findings' verdicts, see `regroup`)."""
@@ -260,6 +263,17 @@ class _Facts:
         """The first word of line ``i`` when it points back at its section ("Such tests ..."), else None."""
         head = _ITEM_MARK.sub("", self.line(i), 1)
         return head.split()[0] if _POINTS_BACK.match(head) and head.split() else None
+
+    def table_header(self, i: int) -> str | None:
+        """The header row (normalised) of the table line ``i`` is a row of, or None when it is no table row."""
+        if not self.line(i).lstrip().startswith("|"):
+            return None
+        k = i
+        while k > 0 and self.lines[k - 1].lstrip().startswith("|"):
+            k -= 1
+        if k + 1 < len(self.lines) and _TABLE_RULE.match(self.lines[k + 1]):
+            return " ".join(c.strip().lower() for c in self.lines[k].strip().strip("|").split("|"))
+        return None
 
     def section_opened(self, i: int) -> str | None:
         """The title of the heading right above line ``i`` (blank lines aside), normalised, or None."""
@@ -397,17 +411,32 @@ def negated_by_heading(ws: Workspace, f: Finding) -> bool:
     return under(f.path, f.span.start_line) != under(r.path, r.span.start_line)
 
 
-def lead_in_info(ws: Workspace, f: Finding) -> Finding:
+def lead_in_info(ws: Workspace, f: Finding, kind: str = "") -> Finding:
     """A CTX202 finding between two lead-ins of lists ("Phase 3 milestones are:" / "Phase 1 milestones are:"):
     each introduces its own list, so a changed number or word names another list, not a stale copy: info."""
     if f.severity != "warning" or not f.related:
         return f
     facts = _FactsOf(ws)
     r = f.related[0]
-    if not (facts(f.path).introduces_a_list(f.span.start_line) and facts(r.path).introduces_a_list(r.span.start_line)):
-        return f
-    return _info(f, f"{f.message.split(';', 1)[0]}; each version introduces its own list: check they are meant to "
-                    f"differ", "both versions end with a colon and open a list: lead-ins of two lists", keep_fixes=True)
+    a, b, i, j = facts(f.path), facts(r.path), f.span.start_line, r.span.start_line
+    head = f.message.split(';', 1)[0]
+    if a.introduces_a_list(i) and b.introduces_a_list(j):
+        return _info(f, f"{head}; each version introduces its own list: check they are meant to differ",
+                     "both versions end with a colon and open a list: lead-ins of two lists", keep_fixes=True)
+    if f.path == r.path and a.heading_above(i) != b.heading_above(j) and kind not in ("negation", "strength"):
+        # "**Resources:** 5 resource files" under `### frontend-dev-guidelines`, "6 resource files" under
+        # `### backend-dev-guidelines`: each section states it of its own subject (not a negation or a modal
+        # strength: "Run the formatter" under one heading and "Do not run the formatter" under another contradict)
+        return _info(f, f"{head}; both versions are in this file, under different headings: each may say it of its "
+                        f"own subject", "two sections of one file (`### frontend-skill` / `### backend-skill`): the "
+                        "same sentence about two subjects, which the author sees side by side", keep_fixes=True)
+    ha, hb = a.table_header(i), b.table_header(j)
+    if ha is not None and hb is not None and ha != hb:
+        # `RUST_LOG | all | Tracing log level` in a table of who uses each variable, `RUST_LOG | No | Tracing log
+        # level` in one of which are required: two records of two tables
+        return _info(f, f"{head}; rows of two tables with different columns: each records its own facts",
+                     "both versions are table rows, under different header rows", keep_fixes=True)
+    return f
 
 
 def wording_info(f: Finding, kind: str = "content") -> Finding:

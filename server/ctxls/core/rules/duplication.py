@@ -244,7 +244,7 @@ def diverged_instruction(ws: Workspace):
             kind = "unknown" if m is None else disagree(a.files, m)
             if kind == "negation" and f.related and negated_by_heading(ws, f):
                 kind = "content"  # "Use dashes in group names" under `## Don't`: the heading says the "not"
-            v = keep[id(f)] = (f, kind, wording_info(f, kind) if kind not in HARD else lead_in_info(ws, f))
+            v = keep[id(f)] = (f, kind, wording_info(f, kind) if kind not in HARD else lead_in_info(ws, f, kind))
         if v[1]:
             got.append(variant_info(v[2] or f))
     if len(keep) > 4 * len(entries) + 1000:

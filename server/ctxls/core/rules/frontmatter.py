@@ -74,7 +74,9 @@ _CONSEQUENCE = {
           "(safe: the fields read the same, now as valid YAML); for an unclosed block it offers to insert the "
           "closing `---` after the last field, and to move a block found under the title to the top (neither "
           "applied by --fix). In a command under .claude/commands, which only Claude Code reads, a block its retry "
-          "reads is info: the unquoted `argument-hint: [a|b]` its docs show.")
+          "reads is info: the unquoted `argument-hint: [a|b]` its docs show. So is a skill under .claude/skills "
+          "in a workspace that shows no other agent (no Copilot .github files, .cursor, .agents/skills, .codex or "
+          "GEMINI.md).")
 def frontmatter_invalid(ws: Workspace):
     for fi in sources(ws, D.RULE, D.SKILL, D.COMMAND, D.MEMORY_INDEX, D.MEMORY_TOPIC):
         text = fi.text or ""
@@ -93,6 +95,15 @@ def frontmatter_invalid(ws: Workspace):
             f = _unclosed(fi)
             if f is not None:
                 yield f
+
+
+_SKILL_READERS = (".github/copilot-instructions.md", ".github/instructions", ".github/skills", ".github/agents",
+                  ".github/prompts", ".cursor", ".cursorrules", ".agents/skills", ".codex", "GEMINI.md", ".gemini")
+"""What shows that an agent other than Claude Code works in the workspace and may read its skills."""
+
+
+def _other_skill_readers(ws: Workspace) -> bool:
+    return any(ws.fs.exists(ws.root / p) for p in _SKILL_READERS)
 
 
 def _invalid_yaml(ws: Workspace, fi: FileInfo, close: int, lenient: dict | None) -> Finding:
@@ -117,6 +128,13 @@ def _invalid_yaml(ws: Workspace, fi: FileInfo, close: int, lenient: dict | None)
     span = Span(line, min(col, len(text)), line, len(text)) if col < len(text) else Span(line, 0, line, len(text))
     if lenient is not None:
         fixes = _quote_fix(fi, close, lenient)
+        if fi.kind == D.SKILL and ".claude" in fi.path.parts and not _other_skill_readers(ws):
+            # (a skill under .claude/skills, in a workspace with no sign of another agent that reads skills there
+            # or beside them: Copilot's .github files, Cursor's .cursor, Codex's .agents/skills)
+            msg = (f"Frontmatter is not valid YAML (line {line + 1}: {problem}): Claude Code, the only agent this "
+                   f"workspace shows, reads it by quoting values itself; other agents and YAML tools would drop its "
+                   f"fields")
+            return Finding("CTX501", "info", fi.path, span, msg, fixes=fixes)
         if fi.kind == D.COMMAND:
             # (a command under .claude/commands is Claude Code's alone, and its retry reads the unquoted form the
             # docs show, `argument-hint: [group] [dry run]`; a skill is read by other agents too)

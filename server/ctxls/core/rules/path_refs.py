@@ -127,7 +127,13 @@ _NAMED_SLOT = re.compile(r"(?:^|[-_])(?:N{1,4}|X{1,3})(?:[-_]|$)|[a-z0-9][-_][A-
                          r"|^(?:my|your)[-_]?(?:command|component|app|project|module|package|plugin|service|feature|"
                          r"lib|library|class|function|skill|agent|tool|widget|page|route|model|handler|hook|test|"
                          r"api|repo|thing|file|folder|dir|crate|controller|view|screen)s?(?:[-_.]|$)"
-                         r"|^(?:feature|module|component|package|project|service|app|plugin|skill)[-_]name$")
+                         r"|^(?:feature|module|component|package|project|service|app|plugin|skill)[-_]name$"
+                         # `content/post/YYYY/MM/DD/HHMMSS.md`: date and time fields as directories and names
+                         r"|^(?:Y{2,4}|MM|DD|HH(?:MM(?:SS)?)?|hh(?:mm(?:ss)?)?)$"
+                         # `001_name.up.sql`: a numbered migration whose name is the word "name"
+                         r"|^\d+[-_]name$"
+                         # `test-foo.R`, `foo_test.go`: a made-up name inside a naming convention
+                         r"|(?:^|[-_])(?:foo|bar|baz|qux)(?:[-_]|$)")
 _SUFFIX_NAME = re.compile(r"^_(?:tests?|specs?|mocks?|fixtures?|stories|story|bench(?:es)?)\.[a-z]+$")
 _VERSION_IN_NAME = re.compile(r"(?<![A-Za-z])v?X\.Y(?:\.Z)?(?![A-Za-z])")
 _SLOT_WORD = re.compile(r"(?:NAME|Name|ID|Id|TYPE|Type|HERE)$")

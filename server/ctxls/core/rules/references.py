@@ -1082,6 +1082,12 @@ class _Checker:
             tail = "/".join(segs)
             if any(r == tail or r.endswith("/" + tail) for r in tails):
                 return "exists"  # `handlers/users.py` for services/api/handlers/users.py
+            if len(segs) >= 2 and segs[1] != "src":
+                # `composeApp/androidMain` for composeApp/src/androidMain: a module and what is in its sources
+                # (a Kotlin source set, a crate's module), written without the `src/` every module has
+                into = "/".join((segs[0], "src", *segs[1:]))
+                if any(r == into or r.endswith("/" + into) for r in tails):
+                    return "exists"
         m = EXT.match(name) if "." in name else None
         # (not for links: `[setup](docs/setup)` is a broken link on GitHub and for the agent's Read)
         full = names.with_stem(name) if not link and (m is None or m.group(2).lower() not in KNOWN_EXT) else None
