@@ -378,6 +378,9 @@ _DEFAULTS = {"user-invocable": True, "disable-model-invocation": False}
 """Boolean skill and command fields with the value Claude Code assumes when they are absent."""
 
 
+_FIELD_DOCS = frozenset({"README", "SCHEMA", "INDEX", "FIELDS", "FRONTMATTER", "CONVENTIONS"})
+
+
 def _documented_in(ws: Workspace, fi: FileInfo, key: str) -> str | None:
     """The file beside the skill or command folders (`.claude/skills/SCHEMA.md`, `_index.json`, a README) that
     names ``key`` as a field (`key:` or `"key"`), if any: the project defines the field for its own tooling."""
@@ -388,8 +391,12 @@ def _documented_in(ws: Workspace, fi: FileInfo, key: str) -> str | None:
     texts = memo.get(folder)
     if texts is None:
         texts = []
+        # (in a commands folder every other .md is a command, whose frontmatter documents nothing: there only a
+        # README, SCHEMA or index file, or a data file, can define the project's fields)
         names = sorted(n for n, kind in ws.fs.listing(folder).items()
-                       if kind == "f" and n.rpartition(".")[2].lower() in ("md", "json", "yaml", "yml", "toml"))
+                       if kind == "f" and n.rpartition(".")[2].lower() in ("md", "json", "yaml", "yml", "toml")
+                       and not (fi.kind == D.COMMAND and n.lower().endswith(".md")
+                                and n.rpartition(".")[0].upper().lstrip("_") not in _FIELD_DOCS))
         for n in names[:20]:
             p = folder / n
             src = ws.fs.read(p)
