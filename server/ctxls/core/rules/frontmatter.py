@@ -17,6 +17,7 @@ from ..loader import is_within
 from ..workspace import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
 from ..globs import split_outside_braces
+from ..mentions import generated_regions
 from ..markdown import _TOP_KEY_VALUE_RE, _YAML_LOADER, quote_problem_values, structure
 from .. import profiles
 from ..skills import command_name
@@ -276,12 +277,14 @@ def _unclosed(fi: FileInfo) -> Finding | None:
 def frontmatter_unknown_field(ws: Workspace):
     files = []
     family: dict[tuple[str, str], int] = {}  # (folder, unknown field) -> how many commands or skills there have it
+    members: dict[str, int] = {}  # folder -> how many commands or skills it holds
     for fi in sources(ws, D.RULE, D.SKILL, D.COMMAND, D.MEMORY_INDEX, D.MEMORY_TOPIC, D.CLAUDE_MD, D.CLAUDE_LOCAL_MD):
         fm = read_frontmatter(fi)
         if fm is None or not isinstance(fm.data, dict):
             continue
         files.append((fi, fm))
         if fi.kind in (D.COMMAND, D.SKILL):
+            members[_folder(fi)] = members.get(_folder(fi), 0) + 1
             for key in fm.data:
                 if isinstance(key, str) and _unknown_field(_field_kind(fi), key, fm.data) is not None:
                     family[(_folder(fi), key)] = family.get((_folder(fi), key), 0) + 1
@@ -329,9 +332,12 @@ def frontmatter_unknown_field(ws: Workspace):
                 severity, fixes = "info", []
                 msg += f" (a vendored skill: {upstream}; change it upstream, an edit here is lost on update)"
             elif severity == "warning" and rename is None and fi.kind in (D.COMMAND, D.SKILL) \
-                    and (n := family.get((_folder(fi), key), 0)) >= _FAMILY:
+                    and ((n := family.get((_folder(fi), key), 0)) >= _FAMILY
+                         or (n >= 3 and n == members.get(_folder(fi))) or generated_regions(fi.lines)):
                 # `handoffs:` in every spec-kit command, `category:`/`tags:` in every OpenSpec one: a tool that
-                # generates the folder wrote it; inert here, and written again on the tool's next update
+                # generates the folder wrote it; inert here, and written again on the tool's next update. So is a
+                # field every command of a folder of three carries, or one in a file with a tool's block
+                # (`<!-- OPENSPEC:START -->`)
                 severity, fixes = "info", []
                 msg += (f" (the {n} {'skills' if fi.kind == D.SKILL else 'commands'} of this folder carry it: a "
                         f"field of the tool that generates them, rewritten on its next update)")
