@@ -61,7 +61,9 @@ _NEGATED = re.compile(r"(?:\b(?:not|never|instead\s+of|rather\s+than|avoid|don'?
                       r"(?:(?:and|or|nor)\s+no\s+)?$|\b(?:and|or|nor)\s+no\s+$"
                       # "(no separate `hooks.ts` or store files)"
                       r"|(?:^|[(,;:]|^\s*(?:[-*+]|\d+[.)]))\s*no\s+(?:separate|other|extra|additional|dedicated|"
-                      r"standalone)?\s*$)",
+                      r"standalone)?\s*$"
+                      # "当前仓库没有 `apps/mobile/` 目录" (this repository has no `apps/mobile/`), "〜は存在しない"
+                      r"|(?:没有|沒有|无|無|不存在|不含)\s*$)",
                       re.IGNORECASE)
 _ABSENT_AFTER = re.compile(r"^\W{0,3}\(?\s*(?:doesn'?t|does\s+not|do\s+not|don'?t|won'?t)\s+exist|^\W{0,3}\(?\s*"
                            r"(?:removed|deleted|gone|deprecated|obsolete|legacy,\s+removed)\b"
@@ -137,6 +139,11 @@ _DEST_BEFORE = re.compile(
     # "Demo use-case classes MUST live under `x/`": a rule for where new ones go (not "the code lives in `x/`")
     r"(?:must|should|shall)\s+(?:live|reside|belong|be\s+placed|be\s+put))\b(?:\s+\S+){0,4}?\s+"
     r"(?:in|into|to|under)\W*$", re.IGNORECASE)
+
+# "Shared UI should move to `packages/ui` before this grows": a planned place (not "was moved to `x`", history
+# that names where it is now)
+_WILL_MOVE_TO = re.compile(r"\b(?:should|will|must|could|can|may|would|to)\s+(?:be\s+)?(?:mov(?:e|ed)|migrat(?:e|ed)|"
+                           r"extract(?:ed)?)\s+(?:\w+\s+){0,2}(?:in)?to\W*$", re.IGNORECASE)
 
 # "A test for `modules/Chat/CreateChatAction.php` goes in `tests/Unit/Chat/CreateChatActionTest.php`": where one
 # new thing of a kind goes, the layout's rule shown on one case
@@ -639,6 +646,9 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
                                 "`app.lock`): written at run time")
     if _REMOVED_BY.search(line[:col]):
         return Purpose(CREATED, "a command on the line removes it (rm): a temporary path")
+    if _WILL_MOVE_TO.search(before):
+        return Purpose(CREATED, "where something should or will move (\"Shared UI should move to `packages/ui`\"): "
+                                "a place to come")
     if _NEW_ONE_GOES.search(_sentence_before(line, col)):
         return Purpose(CREATED, "where a new one goes (\"A test for `x` goes in `y`\"): a convention shown on one "
                                 "case")

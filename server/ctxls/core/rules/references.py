@@ -95,6 +95,7 @@ def _context_more(line: str) -> bool:
 
 
 # TypeScript sources that an import written with the emitted extension names (`./helpers.js` -> helpers.ts).
+_LABEL_AFTER = re.compile(r"`?\s*\(\s*[*_]{0,2}([A-Za-z][\w.-]*)[*_]{0,2}\s*\)")
 _TS_SOURCE = {"js": "ts", "jsx": "tsx", "mjs": "mts", "cjs": "cts"}
 # "See `HOOKS.md` for the protocol", "Biome, configured in `biome.json`": the text sends the reader to the file.
 _POINTER_BEFORE = re.compile(
@@ -233,7 +234,10 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "auto memory), where a new one goes (\"A test for `x` goes in `y`\", a section headed \"Where to Extract "
           "To\"), what a tool writes (a list under \"This generates reports in `x/`:\"), a path mapped by an arrow to "
           "a pattern with a placeholder (`docs/topic.md` → `docs/topic/<subtopic>.md`), the form a reference takes "
-          "(\"Reference specs as `specs/auth/spec.md`\"), and the paths of a skill "
+          "(\"Reference specs as `specs/auth/spec.md`\"), Claude Code's auto memory (`MEMORY.md`, files a line or its "
+          "lead-in places in the auto memory directory), a missing path whose one-word label differs from the labels "
+          "of existing paths (\"`ServerConnection.cs` (client) and `TrainingHub.cs` (server)\": the other place's "
+          "file), a place something should move to (\"should move to `packages/ui`\"), and the paths of a skill "
           "whose frontmatter names "
           "its home in another GitHub repository (vendored: info). A dotted name of one segment (`.mise.toml`, "
           "`.spec.ts`) is a suffix where files of that suffix exist, else reported only when git shows the "
@@ -658,6 +662,17 @@ class _Checker:
                     self.tells.setdefault(fi.path, []).append((_strip_dot(path), ref.line, purpose.why))
         imagined: frozenset[str] | None = None
         cloned: frozenset[str] | None = None
+        # "`ServerConnection.cs` (client) and `TrainingHub.cs` (server)", "| `x` (**yaat-server**) |" beside "| `y`
+        # (**yaat**) |": a one-word label after a path says where the file is; a missing path labelled otherwise
+        # than the existing ones is the other place's
+        labels = {(r.line, r.col): m.group(1).lower() for r, _, _ in found
+                  if (m := _LABEL_AFTER.match(r.source, r.col + len(r.text))) is not None}
+        here_labels = {labels[(r.line, r.col)] for r, _, st in found if st == "exists" and (r.line, r.col) in labels}
+        if labels:
+            # (a name the path rules leave aside, `Directory.Build.props` (**yaat**), still says where it is)
+            names = self.names
+            here_labels.update(m.group(1).lower() for r in refs if (r.text in names.files or r.text in names.paths)
+                               and (m := _LABEL_AFTER.match(r.source, r.col + len(r.text))) is not None)
         for ref, path, line, purpose in purposes:
             if purpose.kind == OPTIONAL and not memory and upstream is None:
                 # "from `core_components.ex` when available": reported only when git shows the repository had it
@@ -678,6 +693,9 @@ class _Checker:
                 continue  # "Imagine we're implementing a new `commit3` command ... `args/commit3.rs`": made up
             if self._declared_external(path) is not None:
                 continue  # another line says the path is another repository's
+            label = labels.get((ref.line, ref.col))
+            if label is not None and here_labels and label not in here_labels:
+                continue  # `TrainingHub.cs` (server) beside `ServerConnection.cs` (client): the server's file
             if cloned is None:
                 cloned = cloned_children(fi.text or "")
             if cloned and path.removeprefix("./").split("/", 1)[0] in cloned and "/" in path.rstrip("/"):
@@ -1126,9 +1144,10 @@ class _Checker:
         # (with a directory only, as an import specifier is written: a bare `sidebars.js` beside a sidebars.ts
         # names a configuration file by its old name, which the tool reading it no longer finds)
         ts = _TS_SOURCE.get(name.rpartition(".")[2]) if not link and "." in name and "/" in clean else None
-        if ts is not None and self._resolve(clean[:-len(name)] + name.rpartition(".")[0] + "." + ts, bases,
-                                            False) == "exists":
-            return "exists"  # `helpers.js` for helpers.ts: TypeScript's ESM imports name the emitted file
+        # (`x.js` names x.ts or, for a component, x.tsx: TypeScript resolves the emitted name to either)
+        for t in ((ts, "tsx") if ts == "ts" else (ts,)) if ts is not None else ():
+            if self._resolve(clean[:-len(name)] + name.rpartition(".")[0] + "." + t, bases, False) == "exists":
+                return "exists"  # `helpers.js` for helpers.ts: TypeScript's ESM imports name the emitted file
         if self._ignores is None:
             self._ignores = GitIgnores(self.ws, names)
         if self._ignores:

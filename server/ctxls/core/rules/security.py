@@ -221,6 +221,8 @@ def _placeholder(value: str) -> bool:
     low = value.lower()
     if any(w in low for w in _PLACEHOLDER_WORDS):
         return True
+    if re.fullmatch(r"(?:~|\.{0,2})?/(?:[\w.-]+/)+[\w.-]+\.(?:p8|pem|key|json|p12|pfx|crt|cer|txt)", value):
+        return True  # `APPLE_API_KEY=/path/to/AuthKey_XXX.p8`: where a key file lives, not a key
     if "..." in value or "…" in value or "***" in value or "<" in value or ">" in value or "${" in value or "{{" in value:
         return True
     # xxxxxx, 000000, ******: a placeholder when the run is most of the value; a long random key may hold a run
@@ -348,7 +350,8 @@ def _valid(kind: str, m: re.Match, text: str, name: str = "") -> bool:
       example="```markdown\n## Deploy\nUse ANTHROPIC_API_KEY=sk-ant-api03-<the real key> for the staging run.\n```",
       fix="Remove the secret, rotate it, and refer to it by name instead (\"the key is in the ANTHROPIC_API_KEY "
           "environment variable\"). The quick fix (not applied by --fix) replaces the value with a placeholder. "
-          "Placeholders (`sk-...`, `<your-key>`, `${TOKEN}`, `xxxx`, values containing `example`), environment "
+          "Placeholders (`sk-...`, `<your-key>`, `${TOKEN}`, `xxxx`, values containing `example`, the path of a key "
+          "file: `APPLE_API_KEY=/path/to/AuthKey.p8`), environment "
           "references and local development credentials (`postgres:postgres@localhost`) are not reported. "
           "A connection string assigned to a variable is not reported when its host is local (`localhost`, `*.test`).")
 def secret_in_context(ws: Workspace):
