@@ -61,7 +61,7 @@ _NEGATED = re.compile(r"(?:\b(?:not|never|instead\s+of|rather\s+than|avoid|don'?
                       r"(?:(?:and|or|nor)\s+no\s+)?$|\b(?:and|or|nor)\s+no\s+$"
                       # "(no separate `hooks.ts` or store files)"
                       r"|(?:^|[(,;:]|^\s*(?:[-*+]|\d+[.)]))\s*no\s+(?:separate|other|extra|additional|dedicated|"
-                      r"standalone)?\s*$"
+                      r"standalone|sibling)?\s*$"
                       # "当前仓库没有 `apps/mobile/` 目录" (this repository has no `apps/mobile/`), "〜は存在しない"
                       r"|(?:没有|沒有|无|無|不存在|不含)\s*$)",
                       re.IGNORECASE)
@@ -165,7 +165,8 @@ _HISTORY_BEFORE = re.compile(
     # "replaces the legacy Rails `spree/admin` engine": what the text calls legacy or former is gone by intent
     r"|\b(?:replac\w*|supersed\w*)\s+(?:the\s+)?(?:legacy|former|previous|old)\s+(?:\w+\s+){0,2}\W*$"
     # "folded in from the former `CROSS_TARGET_STRATEGY.md`/`scaling.md`": a former file is gone
-    r"|\b(?:former|erstwhile|defunct)\s+(?:\w+\s+)?(?:`[^`]+`\s*(?:/|,|and\b|or\b)\s*)*\W*$"
+    r"|\b(?:former|erstwhile|defunct|retired|decommissioned|removed|deleted)\s+(?:[\w-]+\s+){0,3}"
+    r"(?:`[^`]+`\s*(?:/|,|and\b|or\b)\s*)*\W*$"
     r"|(?:^|[^\w\s]\s*|\b(?:this|it|which|that)\s+)(?:was|were)\s+(?:(?:once|originally|previously|formerly|"
     r"\w+\s+files?)\s*[—–:-]?\s*)?\W*$", re.IGNORECASE)
 # ("`x` (legacy)" marks it; "`x` - Legacy agent architecture" describes what it holds)
@@ -246,6 +247,9 @@ _STORE_LEAD = re.compile(r"^\W*(?:\d+[.)]\s*)?(?:save|write|store|export|persist
 # (Not "## Where To Look", "Where to find things": a section of what is there.)
 _WHERE_TO_HEADING = re.compile(r"^\W*where\s+(?:to\s+(?:extract|put|place|add|create|move|save|store|write)\b|"
                                r"(?:do(?:es)?\s+)?new\s+\w+\s+go(?:es)?\b)", re.IGNORECASE)
+# "## Affected Files (Expected)", "### Planned files", "## Files to Create": what a change will touch or make
+_PLANNED_HEADING = re.compile(r"\((?:expected|planned|proposed|tentative)\)|^\W*(?:planned|proposed|expected|new)\s+files?\b|"
+                              r"\bfiles?\s+to\s+(?:create|add|write)\b", re.IGNORECASE)
 # "This generates reports in `jscpd-report/`:": a lead-in saying a tool writes what the list names.
 _PRODUCES_LEAD = re.compile(r"^\W*(?:this|it|the\s+(?:command|tool|script|build|run|task))\s+(?:generates|produces|"
                             r"writes|outputs|emits|creates)\b", re.IGNORECASE)
@@ -666,6 +670,8 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
     for h in ctx.headings[-2:]:  # (a bold label, "**Rust**:", may head the lines below the section's heading)
         if _WHERE_TO_HEADING.match(h):
             return Purpose(CREATED, f"under {_quote(h)}, which says where new code goes")
+        if _PLANNED_HEADING.search(h):
+            return Purpose(CREATED, f"under {_quote(h)}, which lists files a change expects to touch or make")
     if line.lstrip().startswith("|"):
         cells = line.strip().strip("|").split("|")
         here = _table_column(line, col)

@@ -148,6 +148,9 @@ def _title(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.lower()).split())
 
 
+# A lead-in that speaks of the file's own place: "Modify this package when:", "**DO NOT** work here for:".
+_ABOUT_HERE = re.compile(r"\b(?:this\s+(?:package|module|directory|folder|component|crate|service|library|app|"
+                         r"subsystem|layer|plugin)|here)\b", re.IGNORECASE)
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
 
 
@@ -367,6 +370,13 @@ def _judge(f: Finding, a: _Facts, b: _Facts) -> Finding | None:
                             f"different headings: the same words about different things",
                          "both copies start with a word that points back (such, these, it, ...) and sit under "
                          "headings of different titles")
+    la, lb = a.context(i)[1], b.context(j)[1]
+    if a is not b and _ABOUT_HERE.search(la) and _ABOUT_HERE.search(lb):
+        # "**DO NOT** modify this package for:" / "- Event bus infrastructure → Use `pkg/events`" in each package's
+        # guide: an item of a list about each file's own place
+        return _info(f, f"{head}; each copy is an item of a list about its own file's place (\"{la[:40]}\"): check "
+                        f"both lists are meant", "both copies sit in lists whose lead-ins speak of 'this package' or "
+                        "'here': the same item in the lists of two places", keep_fixes=True)
     if a is b and a.context(i) != b.context(j):
         return _info(f, f"{head}; both copies are in this file, in different sections: each section may say it "
                         f"for its own subject; delete this copy if it says the same thing twice",

@@ -181,7 +181,9 @@ def _sequences(ws: Workspace) -> tuple[list[tuple[str, ...]], dict[str, M.Block]
           "(`type: description` / `[type] description`) are not duplicates: normalising dropped what they are "
           "about. "
           "A navigation link that each nested file writes from its own directory (`../../ARCHITECTURE.md` / "
-          "`../../../ARCHITECTURE.md`) is info.")
+          "`../../../ARCHITECTURE.md`) is info, and so is an item of two lists whose lead-ins speak of each "
+          "file's own place (\"**DO NOT** modify this package for:\" / \"Work here for:\"). A rule under "
+          ".claude/rules reads relative paths from the project's directory, as the root CLAUDE.md does.")
 def duplicate_instruction(ws: Workspace):
     return regroup(ws, _analyse(ws).findings(ws, exact=True))
 
@@ -220,7 +222,9 @@ def duplicate_instruction(ws: Workspace):
           "differ in prose words only, which on 40 real repositories was a rewording or a rule for another "
           "subject every time. Both versions in one file, in different sections, is the same case. A negation "
           "that only one version writes, when the other sits under a heading or label that negates what it lists "
-          "(`## Don't`, `**Avoid:**`), is no contradiction: info. Nor are two lead-ins of two lists (\"Phase 1 "
+          "(`## Don't`, `**Avoid:**`), is no contradiction: info. Nor are two versions under different headings of "
+          "one file that differ in a number or a name (each section's own subject), rows of two tables with "
+          "different header rows, or two lead-ins of two lists (\"Phase 1 "
           "milestones are:\" / \"Phase 3 milestones are:\"): info.",
       example="```markdown\n<!-- CLAUDE.md -->\n- Database migrations MUST be reversible.\n\n"
               "<!-- services/api/CLAUDE.md -->\n- Database migrations should be reversible.\n```",

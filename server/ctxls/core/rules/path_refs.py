@@ -244,6 +244,11 @@ def path_shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
         return None  # versions: v1.2, 3.11
     if _VERSION_SEGMENT.match(last):
         return None  # branches and version series: release/3.x, v2.x
+    if len(real) == 2 and real[0] == "roles" and re.fullmatch(r"[a-z][a-zA-Z]*\.[a-z][a-zA-Z]*", real[1]) \
+            and real[1].rpartition(".")[2].lower() not in KNOWN_EXT:
+        return None  # `roles/logging.logWriter`: a cloud IAM role's name (not Ansible's `roles/main.yml`)
+    if real == ["path"] and t.startswith("."):
+        return None  # "`@./path`, `@../path`": the word path standing for one
     if real[0] in _REMOTES and len(real) > 1:
         return None  # `origin/release/X.Y.Z`, `upstream/main`: a remote's branch
     if stem.lower() in _PLACEHOLDER_STEMS or stem.split(".")[0].lower() in _PLACEHOLDER_STEMS \

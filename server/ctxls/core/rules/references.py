@@ -95,6 +95,9 @@ def _context_more(line: str) -> bool:
 
 
 # TypeScript sources that an import written with the emitted extension names (`./helpers.js` -> helpers.ts).
+_REPO_LABEL = re.compile(r"^\W*(?:\d+[.)]\s*)?[*_]{0,2}[\w .-]{0,30}\b(?:repo(?:sitory)?|upstream|source)[*_]{0,2}\s*[:：]"
+                         r"\s*[*_]{0,2}<?https?://github\.com/", re.IGNORECASE)
+_GITHUB_REPO = re.compile(r"https?://github\.com/([\w.-]+/[\w.-]+)")
 _LABEL_AFTER = re.compile(r"`?\s*\(\s*[*_]{0,2}([A-Za-z][\w.-]*)[*_]{0,2}\s*\)")
 _TS_SOURCE = {"js": "ts", "jsx": "tsx", "mjs": "mts", "cjs": "cts"}
 # "See `HOOKS.md` for the protocol", "Biome, configured in `biome.json`": the text sends the reader to the file.
@@ -237,7 +240,10 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "(\"Reference specs as `specs/auth/spec.md`\"), Claude Code's auto memory (`MEMORY.md`, files a line or its "
           "lead-in places in the auto memory directory), a missing path whose one-word label differs from the labels "
           "of existing paths (\"`ServerConnection.cs` (client) and `TrainingHub.cs` (server)\": the other place's "
-          "file), a place something should move to (\"should move to `packages/ui`\"), and the paths of a skill "
+          "file), a place something should move to (\"should move to `packages/ui`\"), a file the text calls "
+          "retired, files under a heading of expected or planned files (\"## Affected Files (Expected)\"), a path "
+          "on the line after one that labels another GitHub repository (\"**Repository**: https://github.com/x/y\", "
+          "then \"**Source**: `src/vs/...`\"; not this checkout's own origin), and the paths of a skill "
           "whose frontmatter names "
           "its home in another GitHub repository (vendored: info). A dotted name of one segment (`.mise.toml`, "
           "`.spec.ts`) is a suffix where files of that suffix exist, else reported only when git shows the "
@@ -538,6 +544,7 @@ class _Checker:
         self._states: dict[tuple[str, str, bool], str] = {}
         self._suffixes: dict[str, bool] = {}
         self._exts: set[str] | None = None
+        self._origin: str | None = None
         self._root_str = str(ws.root)
         self._ancestors: dict[str, list[Base]] = {}
         self._hints: dict[tuple[str, str, bool, bool], tuple[list[str], str, str | None]] = {}
@@ -693,6 +700,8 @@ class _Checker:
                 continue  # "Imagine we're implementing a new `commit3` command ... `args/commit3.rs`": made up
             if self._declared_external(path) is not None:
                 continue  # another line says the path is another repository's
+            if self._upstream_near(body, ref.line - offset):
+                continue  # "- **Repository**: https://github.com/microsoft/vscode" / "- Terminal source: `src/vs/x/`"
             label = labels.get((ref.line, ref.col))
             if label is not None and here_labels and label not in here_labels:
                 continue  # `TrainingHub.cs` (server) beside `ServerConnection.cs` (client): the server's file
@@ -1001,6 +1010,32 @@ class _Checker:
         if not has_slash and _dotted(ref.text) and self._suffix_of_files(ref.text):
             return None  # `.spec.ts`, `.agent.md` where `x.spec.ts` files are: a file-name suffix, a kind of file
         return ref.text
+
+    def _upstream_near(self, body: list[str], i: int) -> bool:
+        """Whether line ``i`` or the line above it gives another GitHub repository's address (not this
+        checkout's own `origin`): a list that points into that repository ("Repository: https://github.com/x/y",
+        then "Terminal source: `src/vs/...`")."""
+        for k in range(max(0, i - 1), i + 1):
+            line = body[k]
+            if "github.com/" not in line or (k < i and not _REPO_LABEL.match(line)):
+                continue  # (a line above counts when it labels a repository: "2. **Repository**: https://...")
+            for m in _GITHUB_REPO.finditer(line):
+                if m.group(1).lower().removesuffix(".git") != self._own_repo():
+                    return True
+        return False
+
+    def _own_repo(self) -> str:
+        """`owner/name` of this checkout's `origin` on GitHub (lower-case), or ''."""
+        got = self._origin
+        if got is None:
+            got = ""
+            src = self.ws.fs.read(self.root / ".git" / "config")
+            if src.ok and src.text:
+                m = re.search(r'\[remote "origin"\][^\[]*?url\s*=\s*\S*github\.com[:/]([\w.-]+/[\w.-]+?)(?:\.git)?\s*$',
+                              src.text, re.MULTILINE)
+                got = m.group(1).lower() if m else ""
+            self._origin = got
+        return got
 
     def _ext_present(self, ext: str) -> bool:
         """Whether some file of the workspace has extension ``ext`` (lower-case)."""
