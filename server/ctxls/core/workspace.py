@@ -74,7 +74,7 @@ class CheckConfig:
     template_dirs: tuple[str, ...] = ("boilerplate", "example", "examples", "fixture", "fixtures", "samples",
                                       "scaffold", "scaffolds", "skeleton", "template", "templates", "testdata")
     """Directories whose instruction files ship into other projects (a directory named so, or ending in
-    `_templates` / `-templates`): their copies of the root's instructions are on purpose (CTX201/CTX202) and the
+    `_templates` / `-templates`, or `.Template(s)` as a `dotnet new` template package is named): their copies of the root's instructions are on purpose (CTX201/CTX202) and the
     paths they name are the generated project's (CTX401 says info)."""
     agents: tuple[str, ...] = ()
     """The agents the workspace targets (CTX8xx), in table order; empty = those whose files exist. (A tuple, as
@@ -84,7 +84,8 @@ class CheckConfig:
         """Whether root-relative posix path ``rel`` (a file) lies under one of `template_dirs`."""
         for seg in rel.split("/")[:-1]:
             low = seg.lower()
-            if low in self.template_dirs or low.endswith(("_templates", "-templates")):
+            # (`src/CoreEx.Template/content/`: a `dotnet new` template package is named X.Template(s))
+            if low in self.template_dirs or low.endswith(("_templates", "-templates", ".template", ".templates")):
                 return True
         return False
 
