@@ -34,6 +34,7 @@ from ..findings import Finding, Related
 from ..mentions import generated_regions, in_region
 from ..words import plural
 from ..workspace import Workspace
+from .sources import claude_base
 
 _KEPT = ("dup_copies.regroup",)
 _FACTS = ("dup_copies.facts",)
@@ -310,11 +311,9 @@ class _FactsOf:
 def _reads_from(path: Path) -> Path:
     """The directory an instruction file's relative paths start from: the project's for `.claude/CLAUDE.md` and
     `.claude/rules/**` (a rule beside the root CLAUDE.md names the same `CHANGELOG.md`), else its own."""
-    parts = path.parts
-    if ".claude" in parts[:-1]:
-        k = len(parts) - 2 - parts[-2::-1].index(".claude")
-        if k == len(parts) - 2 or parts[k + 1] == "rules":
-            return Path(*parts[:k])
+    cb = claude_base(path)
+    if cb is not None and (path.parent == cb[0] or path.parts[len(cb[0].parts)] == "rules"):
+        return cb[1]
     return path.parent
 
 

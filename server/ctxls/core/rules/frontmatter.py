@@ -100,7 +100,9 @@ def frontmatter_invalid(ws: Workspace):
 
 _SKILL_READERS = (".github/copilot-instructions.md", ".github/instructions", ".github/skills", ".github/agents",
                   ".github/prompts", ".cursor", ".cursorrules", ".agents/skills", ".codex", "GEMINI.md", ".gemini")
-"""What shows that an agent other than Claude Code works in the workspace and may read its skills."""
+"""What shows that an agent other than Claude Code works in the workspace and may read its skills. (Not
+`agents.targets`: an AGENTS.md makes the workspace Codex's too, but Codex reads `.agents/skills`, not
+`.claude/skills`.)"""
 
 
 def _other_skill_readers(ws: Workspace) -> bool:

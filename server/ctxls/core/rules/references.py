@@ -1008,7 +1008,7 @@ class _Checker:
         if need_dir and not self._first_dir_exists(first, bases):
             return None
         if not has_slash and _dotted(ref.text) and self._suffix_of_files(ref.text):
-            return None  # `.spec.ts`, `.agent.md` where `x.spec.ts` files are: a file-name suffix, a kind of file
+            return None  # `.spec.ts` where `x.spec.ts` files are: a file-name suffix, no path (and no peer of one)
         return ref.text
 
     def _upstream_near(self, body: list[str], i: int) -> bool:
@@ -1122,8 +1122,9 @@ class _Checker:
         has_slash = len(segs) > 1 or path.endswith("/")
         tails = names.files.get(name, []) + names.dirs.get(name, [])
         if not has_slash and name.startswith(".") and not tails and not link:
-            # `.governance.yaml` with agent-x.governance.yaml present: the suffix of a kind of file
-            if any(n.endswith(name) for n in names.files):
+            # `.yaml` with config.yaml present: the suffix of a kind of file (a dotted one, `.spec.ts`, never gets
+            # here: `_candidate` drops it; where no file has it, `_confidence` leaves it to git)
+            if self._suffix_of_files(name):
                 return "exists"
         if not has_slash:
             if tails and not link:
@@ -1334,12 +1335,14 @@ _GENERIC_PATTERN = re.compile(
 _CLONE = re.compile(r"\b(?:git clone|gh repo clone)\b[^\n`]*?\s(?:\S+?[/:])?([\w.-]+?)(?:\.git)?/?(?:\s+([~/.\w-][^\s`;&|]*))?[ \t]*(?:$|[`;&|\n])", re.M)
 
 
-@lru_cache(maxsize=4096)
 def cloned_children(body: str) -> frozenset[str]:
     """The directories a file reads inside another repository it clones: after `git clone URL /tmp/mcp-ext-apps`,
     the `src` of "read `/tmp/mcp-ext-apps/src/`". Paths that start with one of them are that checkout's."""
-    if "clone" not in body:
-        return frozenset()
+    return _cloned_children(body) if "clone" in body else frozenset()
+
+
+@lru_cache(maxsize=256)  # (keyed by the text: only the few files that clone something are kept)
+def _cloned_children(body: str) -> frozenset[str]:
     out: set[str] = set()
     for m in _CLONE.finditer(body):
         dest = (m.group(2) or m.group(1)).rstrip("/")
