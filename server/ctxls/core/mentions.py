@@ -119,7 +119,9 @@ _CREATED_AFTER = re.compile(
     r"|`?\s*[;,]\s*(?:they|it|these|which)\s+(?:are|is)\s+(?:all\s+)?(?:auto-?)?(?:generated|built|created)\b"
     r"|(?:and\s+`[^`]+`\s+)?(?:is|are)\s+(?:\*\*)?(?:created|managed|maintained|written|kept|updated)"
     r"(?:\s+and\s+(?:created|managed|maintained|written|kept|updated))?\s+(?:entirely\s+|only\s+)?by\s+(?:the\s+)?"
-    r"(?:ai|agent|model|assistant|claude|you|tool)\b)", re.IGNORECASE)
+    r"(?:ai|agent|model|assistant|claude|you|tool)\b"
+    # "`secret.yml` は `op inject` で生成する", "由脚本自动生成": generated, in Japanese or Chinese
+    r"|[^。.]{0,40}?(?:で|により|によって|由|通过|透過)[^。.]{0,30}?(?:生成|作成)(?:する|される|します|されます)?)", re.IGNORECASE)
 
 # A directory as the place things are put: "Capture learnings in `docs/experience/`", "record decisions under
 # `docs/adr/`". (Only for a directory: "logging setup is in `lib/logging.ts`" names an existing file.)
@@ -194,6 +196,32 @@ _HISTORY_PREDICATE = re.compile(
     r"^(?:`[^`]*`|[^.;!?`]){0,200}?\b(?:(?:are|were|was|is|have\s+been|has\s+been)\s+(?:now\s+)?(?:all\s+|both\s+)?[*_]{0,2}(?:deleted|removed|"
     r"cancell?ed|canceled|rejected|retired|dropped|gone|deprecated)\b|no\s+longer\s+exists?\b)", re.IGNORECASE)
 
+# A run of code spans ending at the mention ("`a`, `b` (`B`), and "): the list the mention is one item of.
+_SPAN_RUN = re.compile(r"(?:`[^`]+`[*_]{0,2}(?:\s*\([^()]{0,40}\))?\s*(?:,|/|\band\b|\bor\b)?\s*)*$")
+# The head of such a list, when it denies, buries or generalises every item:
+# "- No `init_db.py`, `init_search.py`, ... anywhere in the repo", "None of `a`, `b`";
+_LIST_DENIED = re.compile(r"(?:^|[.;:!?]\s)\W*(?:no|none\s+of)\s+(?:[\w-]+\s+){0,2}\W*$", re.IGNORECASE)
+# "- Removed in v3.1, do not resurrect: `service_executor.py`, `rules_engine/`", "Deleted: `a`, `b`";
+_LIST_GONE = re.compile(r"(?:^|[.;!?]\s)\W*(?:removed|deleted|retired|dropped|deprecated|gone)\b(?:[^.;:]|\.(?=\S)){0,60}:\s*$",
+                        re.IGNORECASE)
+# "- Manifests per service: `namespace.yaml`, `deployment.yaml`": the files each one of a kind has.
+_LIST_PER = re.compile(r"\b(?:per|for\s+each|in\s+each|for\s+every)\s+[\w-]+\s*:\s*$", re.IGNORECASE)
+# "The prior doc described a `setup/` directory with `x.py`": what an earlier version of the text said.
+_PRIOR_TEXT = re.compile(r"\b(?:prior|previous|earlier|older|old|original)\s+(?:[\w-]+\s+)?(?:docs?|documentation|"
+                         r"version|revision|readme|layout|structure|text|notes?)\s+(?:described|listed|said|mentioned|"
+                         r"referenced|documented|named|claimed|pointed)\b", re.IGNORECASE)
+
+
+def _list_head(line: str, col: int) -> str:
+    """The sentence before the run of code spans the mention at ``col`` ends (its own backtick dropped): the
+    head of the list the mention is an item of."""
+    before = line[:col]
+    if before.endswith("`"):
+        before = before[:-1]
+    m = _SPAN_RUN.search(before)
+    return _sentence_before(line, m.start()) if m else ""
+
+
 # "**Common Patterns by Technology**:" over "- **R**: `.Rproj.user/`, `.Rhistory`, `*.Rproj`": ignore patterns.
 _PATTERNS_LEAD = re.compile(r"\b(?:(?:ignore|glob|file|common|essential|default)\s+patterns?|patterns?\s+(?:by|per|for|to)\b|"
                             r"\.\w*ignore\b)", re.IGNORECASE)
@@ -208,6 +236,8 @@ _PLACEHOLDER_PREDICATE = re.compile(
 
 # "## History note: the rt-oracle registry", "### Retired": what the section names is gone by intent.
 _HISTORY_HEADING = re.compile(r"\b(?:history|historical|retired|removed|legacy\s+\(removed\)|changelog|what\s+changed)\b"
+                              # "**Detailed worksheets archived externally:**": kept outside the repository now
+                              r"|\barchived\s+(?:externally|elsewhere|outside|off-?repo|out\s+of)\b"
                               r"|\bfiles?\s+to\s+(?:rename|remove|delete|move|retire)\b", re.IGNORECASE)
 
 # Package names that end like files: `spectral.js`, `socket.io.js`, `RxInfer.jl`.
@@ -319,6 +349,13 @@ class LineContext:
 # row, quote, fence, HTML or a thematic break.
 _BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|#{1,6}(?:\s|$)|\||>|```|~~~|<|(?:[-*_]\s*){3,}$)")
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
+_QUOTED = re.compile(r"^\s{0,3}>\s?")
+
+
+def _unquoted(line: str) -> str:
+    """A wrapped line's text without its indent or a block quote's marker."""
+    m = _QUOTED.match(line)
+    return (line[m.end():] if m else line).strip()
 _WRAP_LINES = 3
 """How many soft-wrapped lines a sentence may span before and after the mention's line."""
 
@@ -394,6 +431,7 @@ class FileContext:
             out = []
             fenced = False
             prev_open = False  # the line above is paragraph text that a next line may continue
+            prev_quote = False  # the same, inside a block quote
             for line in self.lines:
                 text = line.rstrip("\r")
                 if _FENCE.match(text):
@@ -402,6 +440,15 @@ class FileContext:
                     prev_open = False
                     continue
                 blank = not text.strip()
+                quoted = _QUOTED.match(text)
+                if quoted:
+                    # "> `a` **and** `b` are both\n> **deleted**": a quote's lines wrap its paragraph too
+                    body = text[quoted.end():]
+                    out.append(not fenced and prev_quote and bool(body.strip()) and not _BLOCK_START.match(body))
+                    prev_quote = not fenced and bool(body.strip()) and body.lstrip()[:1] not in ("#", "|", "<")
+                    prev_open = False
+                    continue
+                prev_quote = False
                 starts = _BLOCK_START.match(text) is not None
                 out.append(not fenced and prev_open and not blank and not starts)
                 prev_open = not fenced and not blank and text.lstrip()[:1] not in ("#", "|", ">", "<")
@@ -423,13 +470,13 @@ class FileContext:
             stop += 1
         if start == i and stop == i:
             return line, 0
-        before = " ".join(t.strip() for t in self.lines[start:i])
+        before = " ".join(_unquoted(t) for t in self.lines[start:i])
         cut = 0
         for m in _SENTENCE_END.finditer(before):
             if not (before[m.start()] == "." and _ABBREV.search(before[:m.start() + 1])):
                 cut = m.end()
         before = before[cut:]
-        after = " ".join(t.strip() for t in self.lines[i + 1:stop + 1])
+        after = " ".join(_unquoted(t) for t in self.lines[i + 1:stop + 1])
         if after and not re.search(r"[.;!?:]\s*$", line):
             m = _SENTENCE_END.search(after)
             after = " " + (after[:m.end()].rstrip() if m else after)
@@ -640,6 +687,9 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
         return Purpose(CREATED, "the sentence says it is never committed: a local file of each user's")
     if _ABSENT_AFTER.match(after):
         return Purpose(CONTRAST, "the text after the path says it does not exist or was removed")
+    head = _list_head(line, col)
+    if _LIST_DENIED.search(head):
+        return Purpose(CONTRAST, "one of a list the sentence denies (No `a`, `b` ...)")
     # 2. examples
     if _GOOD_MARK.match(item) or (line.lstrip().startswith("|") and _MARK_IN_ROW.search(line)):
         return Purpose(EXAMPLE, "an example of the right way (its list item or table row is marked ✅, Good:)")
@@ -656,6 +706,9 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
     if _TO_PATTERN.match(line, end):
         return Purpose(EXAMPLE, "mapped by an arrow to a pattern with a placeholder (`docs/topic.md` → "
                                 "`docs/topic/<subtopic>.md`): both sides show a layout rule")
+    if _LIST_PER.search(head):
+        return Purpose(EXAMPLE, "one of the files each one of a kind has (Manifests per service: `x`, `y`): a "
+                                "convention, not one file")
     if _EXAMPLES_LABEL.match(item):
         return Purpose(EXAMPLE, "its line or list item is labelled as examples (**Examples**: ...)")
     if _WOULD_BE.match(after):
@@ -718,6 +771,10 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
     # 4. history: renamed, moved, removed
     if _HISTORY_BEFORE.search(before) or _HISTORY_AFTER.match(after) or _HISTORY_PREDICATE.match(after):
         return Purpose(HISTORY, "the clause says it was renamed, moved, removed or replaced")
+    if _LIST_GONE.search(head):
+        return Purpose(HISTORY, "one of a list its lead says was removed (Removed in v3: `a`, `b`)")
+    if _PRIOR_TEXT.search(_sentence_before(line, col)):
+        return Purpose(HISTORY, "the sentence tells what an earlier version of the text said")
     if ctx.headings and _HISTORY_HEADING.search(ctx.headings[-1]):
         return Purpose(HISTORY, f"under {_quote(ctx.headings[-1])}, which tells the history")
     if _PLACEHOLDER_PREDICATE.match(after):

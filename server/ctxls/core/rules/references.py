@@ -211,7 +211,13 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "Also not claims: \"This was `x`\" and \"Was `x` until ...\", \"previously at `x`\", a table cell "
           "marking it *(removed)*, a CJK sentence saying it was removed (已 ... 移除), a path under \"## What "
           "changed\", \"`x` and `y` are placeholders\", \"No separate `x` or `y` folders\", \"There is also **no `x`**\", "
-          "\"`x` and `y` used to hold ...\", \"`x` **and** `y` are both deleted\", what the sentence says is "
+          "\"`x` and `y` used to hold ...\", \"`x` **and** `y` are both deleted\" (a block quote's wrapped lines "
+          "read as one sentence), every item of a list its sentence denies (\"No `a`, `b` ... anywhere in the "
+          "repo\") or its lead says was removed (\"Removed in v3.1, do not resurrect: `a`, `b`\"), what \"the prior "
+          "doc described\", a list under \"**... archived externally:**\", the files each one of a kind has "
+          "(\"Manifests per service: `namespace.yaml`, ...\"), a file a CJK sentence says a tool generates "
+          "(`secret.yml` は `op inject` で生成する), a file beside its tracked template (`secret.yml` with "
+          "secret.yml.tpl, `.env` with .env.example: each user makes it), what the sentence says is "
           "never committed (\"Never commit plan documents (`docs/plans/`)\"), where things must be kept (\"All "
           "prompts must be versioned in `x/`\"), Claude Code's own run-time folders (`.claude/worktrees/`, "
           "`.claude/todos/`: unsure), where not to create things (\"Do not "
@@ -307,6 +313,10 @@ _MANIFESTS = ("package.json", "Cargo.toml", "go.mod", "pyproject.toml", "setup.p
 """Files that make their directory a package of a monorepo (see `_Checker._in_package`)."""
 
 _MAPS_TO = re.compile(r"^[`*_\s]*(?:→|->|=>|⇒|⟶)[`*_\s]*$")
+
+
+# What a template a user copies a local file from adds to the file's name (`config.yml.example`).
+_TEMPLATE_SUFFIXES = (".tpl", ".template", ".example", ".sample", ".dist", ".default", ".in")
 
 
 def _missing_mappings(found: list) -> set[tuple[int, int]]:
@@ -1279,6 +1289,14 @@ class _Checker:
             rel = posixpath.normpath(posixpath.join(b.rel, clean)) if b.rel else posixpath.normpath(clean)
             if any(rel == m or rel.startswith(m + "/") for m in submodules(self.ws)):
                 return "ignored"  # below a git submodule the checkout left empty: another repository's file
+        if not link and "." in name and not path.endswith("/"):
+            # `secret.yml` beside a tracked secret.yml.tpl, `.env` beside .env.example: each user makes the file
+            # from its template (and keeps it out of git), so a clone never has it
+            for suffix in _TEMPLATE_SUFFIXES:
+                made = [r for r in names.files.get(name + suffix, ())
+                        if r[:len(r) - len(suffix)] == clean or r[:len(r) - len(suffix)].endswith("/" + clean)]
+                if made:
+                    return "ignored"
         return "missing"
 
     # -- reporting ----------------------------------------------------------------------------------------
