@@ -4,6 +4,7 @@ sparse checkout leaves off the disk is the repository's all the same (CTX401). R
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from ctxls.core.check import CheckConfig, Workspace, run_checks
@@ -217,3 +218,46 @@ def test_a_js_name_of_a_typescript_file_is_stale_when_git_had_the_js_file(tmp_pa
     git(root, "mv", "web/lib/api.js", "web/lib/api.ts")
     git(root, "commit", "-qm", "convert to TypeScript", date="2025-02-01T12:00:00Z")
     assert _findings(root, "CTX401") == {("web/CLAUDE.md", 3): "warning"}
+
+
+def _export_repo(tmp_path: Path) -> Path:
+    """A filtered export: one commit deleted `app/calculator/`, which the code still imports, and `app/legacy/`,
+    which nothing imports any more."""
+    root = _new_repo(tmp_path)
+    write(root, "app/__init__.py", "")
+    write(root, "app/routes/__init__.py", "")
+    write(root, "app/routes/views.py", "from app.calculator.query import funnel\n\nimport app.routes\n")
+    write(root, "app/legacy/old.py", "x = 1\n")
+    write(root, "app/calculator/query/funnel.py", "funnel = 1\n")
+    write(root, "CLAUDE.md", "# App\n\n- Funnel views: `app/calculator/query/funnel.py`\n"
+                             "- Old helpers: `app/legacy/old.py`\n"
+                             "- Notebooks: [notebooks](app/research/notebooks/README.md)\n")
+    write(root, ".claude/skills/funnel/SKILL.md",
+          "---\nname: funnel\ndescription: Explain the funnel views. Use when asked about the funnel.\n---\n\n"
+          "Read [the view](../../../app/calculator/query/funnel.py).\n"
+          "Read [the helpers](../../../app/legacy/old.py).\n")
+    _commit(root, "first", "2025-01-01T12:00:00Z")
+    git(root, "rm", "-rq", "app/legacy", "app/calculator")
+    _commit(root, "public export: drop legacy and the private calculator", "2025-02-01T12:00:00Z")
+    return root
+
+
+def test_a_path_whose_module_the_code_still_imports_is_info(tmp_path: Path) -> None:
+    """Issue 15, set 30 (a public export of a private repository): `app/calculator/...` is missing from the
+    checkout while the code imports `app.calculator`, so the instruction is right about the code: info, for
+    CTX401 and for a skill's link (CTX506). `app/legacy/old.py`, deleted and imported by nothing, stays a
+    warning; so does `app/research/...`, which nothing imports."""
+    root = _export_repo(tmp_path)
+    stale = _findings(root, "CTX401")
+    assert stale[("CLAUDE.md", 3)] == "info"
+    assert stale[("CLAUDE.md", 4)] == "warning"
+    assert stale[("CLAUDE.md", 5)] == "warning"
+    links = _findings(root, "CTX506")
+    assert links == {(".claude/skills/funnel/SKILL.md", 6): "info", (".claude/skills/funnel/SKILL.md", 7): "warning"}
+
+
+def test_without_git_a_path_the_code_imports_stays_a_warning(tmp_path: Path) -> None:
+    root = _export_repo(tmp_path)
+    assert _findings(root, "CTX401", git_history=False)[("CLAUDE.md", 3)] == "warning"
+    shutil.rmtree(root / ".git")
+    assert _findings(root, "CTX401")[("CLAUDE.md", 3)] == "warning"

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
-import subprocess
 import threading
 import time
 from dataclasses import dataclass
@@ -33,14 +31,13 @@ from pathlib import Path
 from typing import Iterable
 
 from .fs import decode
+from .git_run import TIMEOUT_S, git as _git, kill as _kill, run as _run, run_bytes as _run_bytes, spawn as _spawn
 
 log = logging.getLogger("ctxls.history")
 
 MAX_FILES = 32
 """Files blamed per batch at most (the first in the order asked); later ones get no answer. Diverged
 instructions are few in a real repository; a generated one with thousands must not wait on git."""
-TIMEOUT_S = 10.0
-"""Time for all the blames of one batch."""
 REMOVALS_TIMEOUT_S = 3.0
 """Time for the `git log` of one batch of missing paths. A path git never had makes it walk the whole
 history, which in a very large repository takes longer: the paths not answered by then keep the message
@@ -49,68 +46,8 @@ SCAN_OVER = 3
 """Past this many paths, the removals log is read without pathspecs and matched by name here."""
 MAX_RENAME_HOPS = 3
 
-_ENV = {
-    "GIT_NO_LAZY_FETCH": "1",  # a partial clone must not fetch objects (no network at run time)
-    "GIT_TERMINAL_PROMPT": "0",
-    "GIT_OPTIONAL_LOCKS": "0",
-    "LC_ALL": "C",
-}
-_SAFE = ("-c", "core.fsmonitor=false", "-c", "blame.ignoreRevsFile=", "-c", "log.showSignature=false",
-         "-c", "log.follow=false", "-c", "core.quotePath=false")
-
-
 def _is_sha(s: str) -> bool:
     return len(s) in (40, 64) and all(c in "0123456789abcdef" for c in s)
-
-
-def _spawn(args: list[str], cwd: str, stdin: bool = False) -> subprocess.Popen:
-    """``git args`` in a process group of its own, so that a timeout ends whatever it started too."""
-    return subprocess.Popen(["git", *_SAFE, *args], cwd=cwd, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={**os.environ, **_ENV},
-                            start_new_session=True)
-
-
-def _kill(proc: subprocess.Popen) -> None:
-    """End ``proc`` and whatever it started (its process group; the process alone where there are none)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except Exception:
-        try:
-            proc.kill()
-        except Exception:
-            pass
-
-
-def _run_bytes(args: list[str], cwd: str, stdin: bytes | None = None, timeout: float = TIMEOUT_S
-               ) -> tuple[int, bytes] | None:
-    """(exit status, stdout) of ``git args``; None when it cannot run or times out."""
-    try:
-        proc = _spawn(args, cwd, stdin is not None)
-    except Exception as exc:  # no git, a path it cannot take: no answer
-        log.debug("git %s failed: %s", args[0], exc)
-        return None
-    try:
-        out, _ = proc.communicate(stdin, timeout=max(0.1, timeout))
-    except Exception as exc:  # a timeout (or a broken pipe): end it and everything it started
-        log.debug("git %s failed: %s", args[0], exc)
-        _kill(proc)
-        try:
-            proc.communicate(timeout=5)
-        except Exception:
-            pass
-        return None
-    return proc.returncode, out
-
-
-def _run(args: list[str], cwd: str, stdin: str | None = None, timeout: float = TIMEOUT_S
-         ) -> tuple[int, str] | None:
-    got = _run_bytes(args, cwd, stdin.encode("utf-8", "surrogateescape") if stdin is not None else None, timeout)
-    return None if got is None else (got[0], got[1].decode("utf-8", "surrogateescape"))
-
-
-def _git(args: list[str], cwd: str, stdin: str | None = None, timeout: float = TIMEOUT_S) -> str | None:
-    got = _run(args, cwd, stdin, timeout)
-    return got[1] if got is not None and got[0] == 0 else None
 
 
 def _stat_key(path: str) -> tuple[int, int, int] | None:

@@ -74,7 +74,10 @@ _ABSENT_AFTER = re.compile(r"^\W{0,3}\(?\s*(?:doesn'?t|does\s+not|do\s+not|don'?
                            r"|^\W{0,3}\s*(?:is|are)\s+not\s+(?:a|an|the|part\s+of)\b|^\W{0,3}\s*(?:isn'?t|aren'?t)\s+(?:a|an)\b"
                            # "`session-data.ts` and `queries.ts` were considered and rejected"
                            r"|^\W{0,3}(?:\s*(?:,|and|or)\s*`[^`]*`\W{0,2})*\s*(?:was|were|is|are|got)\s+"
-                           r"(?:considered\s+(?:and|but)\s+)?(?:rejected|dropped|abandoned|ruled\s+out)\b",
+                           r"(?:considered\s+(?:and|but)\s+)?(?:rejected|dropped|abandoned|ruled\s+out)\b"
+                           # "the CLAUDE.md says tests live in `recidiviz/test/` but they're actually in `x`"
+                           r"|^\W{0,3}\s*,?\s*but\s+(?:it'?s|they'?re|it\s+is|they\s+are|(?:the\s+)?[\w-]+\s+(?:is|are|lives?))"
+                           r"\s+(?:really|actually)\b",
                            re.IGNORECASE)
 
 # Example markers right before the mention ("e.g. `x`", "such as `x`", "like `x`").
@@ -210,6 +213,14 @@ _LIST_PER = re.compile(r"\b(?:per|for\s+each|in\s+each|for\s+every)\s+[\w-]+\s*:
 _PRIOR_TEXT = re.compile(r"\b(?:prior|previous|earlier|older|old|original)\s+(?:[\w-]+\s+)?(?:docs?|documentation|"
                          r"version|revision|readme|layout|structure|text|notes?)\s+(?:described|listed|said|mentioned|"
                          r"referenced|documented|named|claimed|pointed)\b", re.IGNORECASE)
+
+
+# "the old two-jest-config setup (`jest.config.cjs` + `x`", "use pre-monorepo paths (`packages/shared`, ...": a
+# parenthesis listing what an old setup or an old layout had
+_OLD_ASIDE = re.compile(r"(?:\bthe\s+old\s+(?:[\w-]+\s+){0,2}(?:setup|layout|paths|structure|config(?:uration)?s?|"
+                        r"approach|system|names|locations|scheme|arrangement)|"
+                        r"\b(?:outdated|stale|obsolete|pre-[\w-]+)\s+(?:[\w-]+\s+){0,3}?[\w-]+)\s+\(\s*"
+                        r"(?:`[^`]+`\s*(?:/|,|\+|and\b|or\b)\s*)*`$", re.IGNORECASE)
 
 
 def _list_head(line: str, col: int) -> str:
@@ -773,6 +784,9 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
         return Purpose(HISTORY, "the clause says it was renamed, moved, removed or replaced")
     if _LIST_GONE.search(head):
         return Purpose(HISTORY, "one of a list its lead says was removed (Removed in v3: `a`, `b`)")
+    if _OLD_ASIDE.search(line, 0, col):
+        return Purpose(HISTORY, "in a parenthesis naming the old setup or the old paths (the old two-config setup "
+                                "(`x` + `y`), pre-monorepo paths (`x`, ...))")
     if _PRIOR_TEXT.search(_sentence_before(line, col)):
         return Purpose(HISTORY, "the sentence tells what an earlier version of the text said")
     if ctx.headings and _HISTORY_HEADING.search(ctx.headings[-1]):

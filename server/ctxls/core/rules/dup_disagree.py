@@ -76,8 +76,44 @@ def disagree(files: list[File], m: Match) -> str | None:
     table (`Rule 3 for area 12` / `Rule 4 for area 12`) are never paired (dup_parallel)."""
     u, v = m.later, m.earlier
     f, g = files[u.fid], files[v.fid]
-    spans = Spans(f.lines[u.start:u.end + 1], g.lines[v.start:v.end + 1])
-    return disagreement(u.key, u.words, v.key, v.words, spans)
+    lines_u, lines_v = f.lines[u.start:u.end + 1], g.lines[v.start:v.end + 1]
+    key_u, words_u, key_v, words_v = u.key, u.words, v.key, v.words
+    # "- **`web/`** — Next.js 16 ..." in the root beside web/CLAUDE.md's "Next.js 16 ...": the label names where
+    # the other version lives, the item's subject, not a difference between the two
+    if (cut := _place_label(lines_u[0], g, words_u - words_v)) is not None:
+        key_u, words_u, lines_u = _without(key_u, cut), words_u - cut, [_LABEL.sub("", lines_u[0], 1)] + lines_u[1:]
+    elif (cut := _place_label(lines_v[0], f, words_v - words_u)) is not None:
+        key_v, words_v, lines_v = _without(key_v, cut), words_v - cut, [_LABEL.sub("", lines_v[0], 1)] + lines_v[1:]
+    return disagreement(key_u, words_u, key_v, words_v, Spans(lines_u, lines_v))
+
+
+# A list item labelled by a path in a code span: "- **`web/`** — ", "- `packages/api`: ".
+_LABEL = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\*\*|__)?`([^`\n]+)`(?:\*\*|__)?\s*(?:—|–|-|:)\s+")
+
+
+def _place_label(line: str, other: File, only_here: frozenset) -> frozenset | None:
+    """The words of ``line``'s label when it names the directory of the ``other`` version's file and only this
+    version has them, else None."""
+    m = _LABEL.match(line)
+    if m is None:
+        return None
+    name = m.group(1).strip().strip("/").rpartition("/")[2].lower()
+    if not name or name != other.path.parent.name.lower():
+        return None
+    words = frozenset(normalise(m.group(1)))
+    return words if words and words <= only_here else None
+
+
+def _without(key: str, words: frozenset) -> str:
+    """``key`` without the first occurrence of each of ``words``."""
+    left = set(words)
+    out = []
+    for w in key.split():
+        if w in left:
+            left.discard(w)
+            continue
+        out.append(w)
+    return " ".join(out)
 
 
 HARD = ("number", "negation", "strength", "value", "command", "grown", "unknown")

@@ -144,8 +144,28 @@ def _is_text(p: Path) -> bool:
           "A scope of packages after an @ (`@acme/\\*`, `@acme/`) is info: no file was meant.")
 def import_missing(ws: Workspace):
     for fi in _importers(ws):
-        for ref, target in _targets(ws, fi):
+        targets = _targets(ws, fi)
+        for ref, target in targets:
             if ws.fs.exists(target):
+                continue
+            raw = ref.raw.rstrip(_TRAILING)
+            if raw != ref.raw and target.name.rstrip(_TRAILING) and ws.fs.exists(
+                    meant := target.with_name(target.name.rstrip(_TRAILING))):
+                # `@dev/CODING.adoc;`: the punctuation is part of the path as the agent reads it
+                sp = _span(fi, ref)
+                # (not applied by --fix: it drops punctuation the sentence may need)
+                fix = Fix(f"Import @{raw}", (Edit(fi.path, sp, "@" + raw),), safe=False)
+                also = next((r for r, t in targets if t == meant and ws.fs.exists(t)), None)
+                if also is not None:
+                    # the same file imported elsewhere in this file: its text loads anyway
+                    yield Finding("CTX301", "info", fi.path, sp,
+                                  f"@{ref.raw} does not exist (the agent keeps the trailing "
+                                  f"{ref.raw[len(raw):]!r} in the path), but line {also.line} imports "
+                                  f"{raw}, so its text loads anyway")
+                else:
+                    yield Finding("CTX301", "error", fi.path, sp,
+                                  f"@{ref.raw} does not exist, so it never loads: the agent keeps the trailing "
+                                  f"{ref.raw[len(raw):]!r} in the path; write @{raw}", fixes=[fix])
                 continue
             fixes = []
             candidates = [] if _generic_name(target.name) else \
@@ -184,7 +204,6 @@ def import_missing(ws: Workspace):
                               fixes=[Fix(f"Write {code} (text, not an import)", (Edit(fi.path, sp_name, code),),
                                          safe=False)])
                 continue
-            raw = ref.raw.rstrip(_TRAILING)
             if not fixes and raw.startswith("~/"):
                 # `@~/.claude/freenet-local.md`: each developer's own file, which Claude Code's docs import so
                 yield Finding("CTX301", "info", fi.path, _span(fi, ref),

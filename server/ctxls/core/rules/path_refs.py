@@ -140,6 +140,7 @@ _SLOT_WORD = re.compile(r"(?:NAME|Name|ID|Id|TYPE|Type|HERE)$")
 _MIXED_CASE_EXT = frozenset({"Rmd", "Rproj", "RData", "Rdata", "Rhistory"})
 _SLOT = re.compile(r"^(?:v?[NXYZ](?:-[a-z][\w-]*)?|[XYZ]\.[a-z]{1,5})$")
 _VERSION_SLOT = re.compile(r"^v?[XYZN](?:\.[XYZN]){1,3}$")
+_XX_SLOT = re.compile(r"(?:^|[-_])xx(?:[-_.]|$)")
 _PLACEHOLDER_NAME = re.compile(r"(?:^|[-_.])(?:X{2,}|x{3,}|N{3,}|YYYY)(?:[-_.]|$)|[a-z]Here(?:[-_.]|$)|(?:^|[-_])here(?:[-_.]|$)")
 
 
@@ -235,6 +236,8 @@ def path_shape(t: str, kind: str) -> tuple[bool, bool, str] | None:
         return None
     if _PLACEHOLDER_NAME.search(last):
         return None  # NNNN-title.md, xxx.py, YYYY-MM-DD.md
+    if any(_XX_SLOT.search(s) for s in real):
+        return None  # `utils/us_xx_query_fragments.py`, `regions/us_xx/`: `xx` stands for a state or a locale
     if last.isdigit() and len(real) > 1:
         return None  # `mvcc/insert-heavy/2000`: a benchmark id, an issue number, not a file
     m = EXT.match(last)

@@ -45,6 +45,7 @@ from .. import discovery as D
 from ..loader import is_within
 from ..workspace import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
+from ..code_imports import still_imported
 from ..generated import generator_of
 from ..mentions import (CLAIM, CREATED, EXTERNAL, HISTORY, IN_OTHER_PLACE, OPTIONAL, FileContext, Purpose, classify,
                         built_from, declared_external, example_section, imagined_names, is_subject)
@@ -207,6 +208,9 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "another repository's as often as a wrong one (`[check] never_committed = \"warning\"` reports those "
           "as warnings); a path git never had whose file name exists elsewhere in the workspace stays a warning "
           "(`docs/api.md` where `docs/architecture/api.md` is: a real file named at a wrong path). "
+          "A path whose Python module the repository's code still imports (`from recidiviz.calculator import ...` "
+          "while recidiviz/calculator/ is not in the checkout: a filtered export of a larger repository, asked "
+          "with `git grep`) is info. "
           "`ctxls check --explain CTX401` prints, per finding, the heuristic and where the path was looked for. "
           "Also not claims: \"This was `x`\" and \"Was `x` until ...\", \"previously at `x`\", a table cell "
           "marking it *(removed)*, a CJK sentence saying it was removed (已 ... 移除), a path under \"## What "
@@ -299,8 +303,23 @@ def stale_path(ws: Workspace):
     _gather_tells(ws, checker, kinds, checked)
     if checker.created:
         found = [_told_elsewhere(checker, f) for f in found]
-    yield from _sure(iter(found), unsure)
-    yield from _was_there(ws, unsure)
+    for f in _sure(iter(found), unsure):
+        yield _in_code(ws, f) if f.severity == "warning" else f
+    for f in _was_there(ws, unsure):  # (after `_sure` has gathered them)
+        yield _in_code(ws, f) if f.severity == "warning" else f
+
+
+def _in_code(ws: Workspace, f: Finding) -> Finding:
+    """A missing path whose Python module the repository's code still imports is info: the checkout lacks it
+    (a filtered export of a larger repository), the code does not (`code_imports`)."""
+    got = still_imported(ws, f.data["path"].rstrip("/"), f.path.parent) if "/" in f.data["path"].strip("/") else None
+    if got is None:
+        return f
+    module, who = got
+    return dataclasses.replace(
+        f, severity="info", data={**f.data, "imported_by": who},
+        message=f"`{f.data['text']}` is not in this checkout, but the code still imports `{module}` ({who}): "
+                f"a part of the repository this copy leaves out (a filtered export?), not a stale path")
 
 
 _IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")

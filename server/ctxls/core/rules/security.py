@@ -174,6 +174,7 @@ _DETECTORS: list[tuple[str, re.Pattern[str], str, bool]] = [
         r"client[_\-]?secret|auth[_\-]?key|credentials?)(?P<tail>[a-z0-9_\-]*)['\"]?[ \t]*(?::=|=|:)[ \t]*"
         r"(?P<q>['\"]?)(?P<s>[^\s'\"`,;)]{8,})(?P=q)"), "assign", True),
 ]
+_ASSIGN_KIND = "a hard-coded credential"
 # What a detector's match must contain (so a text without it is skipped): groups of substrings, one of each group.
 # The groups are checked in order, each substring at most once per text (`sk-` serves three detectors). A
 # detector whose regex starts with a literal of rare characters has none: its own search is the fastest test.
@@ -394,6 +395,16 @@ def _secrets(fi: FileInfo, kind: str) -> Iterator[Finding]:
             found.append((a, b, kind_name))
     if not found:
         return
+    wrong = None
+    kept = []
+    for a, b, kind_name in found:
+        if kind_name == _ASSIGN_KIND:
+            if wrong is None:
+                wrong = _counter_examples(fi)
+            if _pos(text, a)[0] in wrong:
+                continue  # "**Bad — hardcoded credential:**" over `API_KEY = "sk_live_abcd1234"`: the wrong way shown
+        kept.append((a, b, kind_name))
+    found = kept
     comment_lines = None
     for a, b, kind_name in sorted(found):
         l0, c0 = _pos(text, a)
@@ -411,6 +422,49 @@ def _secrets(fi: FileInfo, kind: str) -> Iterator[Finding]:
         span = Span(l0, c0, l1, c1)
         fix = Fix("Replace the secret with a placeholder", (Edit(fi.path, span, "<redacted>"),), safe=False)
         yield Finding("CTX701", "error", fi.path, span, msg, fixes=[fix], data={"secret_kind": kind_name})
+
+
+# A label marking what follows as the wrong way: "**Bad — hardcoded credential:**", "❌ Don't:", "# BAD" (a line
+# that ends in a colon, or a code comment).
+_WRONG_LABEL = re.compile(r"^\s*(?:[-*+>]\s*|\d+[.)]\s*)?(?:\*\*|__)?\s*(?:❌|✗|✘|🚫|⛔|👎|(?:bad|wrong|incorrect|insecure|"
+                          r"unsafe|vulnerable|don'?t|never|avoid|anti-?pattern)\b)[^\n]{0,80}[:：]\s*(?:\*\*|__)?\s*$",
+                          re.IGNORECASE)
+_WRONG_COMMENT = re.compile(r"^\s*(?:#|//|--|/\*)\s*(?:❌|✗|🚫|(?:bad|wrong|insecure|unsafe|vulnerable|don'?t|never)\b)",
+                            re.IGNORECASE)
+
+
+def _counter_examples(fi: FileInfo) -> frozenset[int]:
+    """The 0-based file lines of code blocks that a label right above marks as the wrong way, and the lines of a
+    block below a code comment saying so (up to a blank line): credentials shown there are made up to be
+    wrong."""
+    off = fi.prepared.frontmatter.end_line
+    lines = fi.lines[off:]
+    code = structure("\n".join(lines)).code_lines
+    out: set[int] = set()
+    i = 0
+    while i < len(lines):
+        if i in code and (i == 0 or i - 1 not in code):
+            j = i
+            while j < len(lines) and j in code:
+                j += 1  # the block is lines i..j-1 (its fences included)
+            k = i - 1
+            while k >= 0 and not lines[k].strip():
+                k -= 1
+            if k >= 0 and k not in code and _WRONG_LABEL.match(lines[k]):
+                out.update(range(i + off, j + off))
+            else:
+                marked = False
+                for n in range(i, j):
+                    if _WRONG_COMMENT.match(lines[n]):
+                        marked = True
+                    elif not lines[n].strip():
+                        marked = False
+                    elif marked:
+                        out.add(n + off)
+            i = j
+        else:
+            i += 1
+    return frozenset(out)
 
 
 def _has_any(has: dict, text: str, needles: tuple) -> bool:

@@ -11,6 +11,7 @@ from typing import Any, Iterator
 from urllib.parse import unquote
 
 from .. import discovery as D
+from ..code_imports import still_imported
 from ..loader import is_within
 from ..workspace import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
@@ -39,7 +40,8 @@ _RESERVED = ("anthropic", "claude")
           "name; it is applied by --fix only when the two differ in case or separators alone. A name that is the "
           "directory name under a namespace prefix (`name: dyad:pr-fix` in `pr-fix/`) is info: it is how the "
           "project invokes the skill (`/dyad:pr-fix`, Codex's `$dyad:pr-fix`), and only an upload to claude.ai or "
-          "the Skills API needs the portable form. So is the reserved word alone (`claude-sdk-guide`): Claude Code "
+          "the Skills API needs the portable form. So is a name with underscores that is its directory's name too "
+          "(`find_case_notes` in find_case_notes/: the listing and the command agree). So is the reserved word alone (`claude-sdk-guide`): Claude Code "
           "loads it as it is, and only an upload to claude.ai or the Skills API rejects it: info. So is a vendored "
           "skill's name (pinned by a lock file such as skills-lock.json or prpm.lock: the installer names the "
           "directory).")
@@ -71,6 +73,12 @@ def skill_name_invalid(ws: Workspace):
             # only an upload to claude.ai or the Skills API rejects the reserved word
             severity, fixes = "info", []
             problem += " (only an upload to claude.ai or the Skills API rejects it; Claude Code loads it as it is)"
+        if isinstance(name, str) and name == dirname and "_" in name and NAME_RE.match(name.replace("_", "-")):
+            # `find_case_note_anecdotes` in find_case_note_anecdotes/: the command and the listing agree; Claude
+            # Code loads it as it is, and only an upload to claude.ai or the Skills API rejects the underscore
+            severity, fixes = "info", []
+            problem += " (the directory has the same name: Claude Code loads it as it is; only an upload to claude.ai " \
+                       "or the Skills API rejects the underscore)"
         if _namespaced(name, dirname):
             # `name: dyad:pr-fix` in pr-fix/: one prefix for the project's skills, invoked as `/dyad:pr-fix` by its
             # workflows and as `$dyad:pr-fix` by Codex. Renaming breaks those; only an upload to claude.ai or the
@@ -322,7 +330,9 @@ _OUTPUT_ARG_RE = re.compile(r"(?:>>?|\s-o|--out(?:put)?(?:=|\s))\s*[\"']?$")
           "(`scripts/episode_N.json`), and the arguments of a program named from the project root (`python "
           ".claude/skills/x/scripts/y.py scripts/episode_1.json`: it runs there, and its arguments are the "
           "project's files). A vendored skill's missing paths (see CTX504) are info: "
-          "they are upstream's.")
+          "they are upstream's. So is a link out of the skill to a Python module the repository's code still "
+          "imports (`../../../recidiviz/calculator/x.py` while the code says `from recidiviz.calculator import "
+          "...`): the checkout leaves it out, the code does not (a filtered export).")
 def skill_missing_bundled_file(ws: Workspace):
     for fi in sources(ws, D.SKILL):
         if not _may_hold_refs(fi.text or "", False):
@@ -459,6 +469,14 @@ def _climbing_ref(ws: Workspace, fi: FileInfo, skill_dir: Path, line: int, col: 
                                                                   new),), safe=False))
             break
     hint = f" ({fixes[0].title.split(' at ', 1)[1]} exists)" if fixes else ""
+    if not fixes and (got := still_imported(ws, ws.rel(dest))) is not None:
+        # `../../../recidiviz/calculator/...` where the code imports recidiviz.calculator: the link is right for
+        # the code, and this checkout leaves that part out (a filtered export)
+        module, who = got
+        return Finding("CTX506", "info", fi.path, Span(line, col, line, col + len(text)),
+                       f"The skill names `{target}` ({ws.rel(dest)}), which is not in this checkout, but the code "
+                       f"still imports `{module}` ({who}): a part of the repository this copy leaves out (a "
+                       f"filtered export?)", data={"imported_by": who})
     return Finding("CTX506", "warning", fi.path, Span(line, col, line, col + len(text)),
                    f"The skill names `{target}`, which from {ws.rel(skill_dir)}/ is {ws.rel(dest)}: it does not "
                    f"exist{hint}; fix the path (it is relative to the skill directory)", fixes=fixes)
