@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from . import lazyre
 from .git_run import git
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 BUDGET_S = 2.0
 """Time for one module's `git grep`."""
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_IDENT = lazyre.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def missing_module(ws: "Workspace", rel: str) -> str | None:

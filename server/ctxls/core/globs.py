@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from . import lazyre
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -11,7 +12,7 @@ import pathspec
 
 MAX_EXPANSIONS = 1_000
 MAX_EXPANDED_BYTES = 4 * 1024 * 1024
-_BRACE_RE = re.compile(r"\{([^{}]+)\}")
+_BRACE_RE = lazyre.compile(r"\{([^{}]+)\}")
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from . import lazyre
 from . import model as M
 from .discovery import rule_files
 from .fs import FileSystem
@@ -62,7 +63,7 @@ TEXT_EXTENSIONS = frozenset(
     ".hs .ml .r .jl .dart .tf .hcl .nix .gradle .properties .lock .mk .cmake .dockerfile .gitignore .editorconfig".split()
 )
 
-_SANITIZE_RE = re.compile(r"[^A-Za-z0-9]")
+_SANITIZE_RE = lazyre.compile(r"[^A-Za-z0-9]")
 
 
 def resolve_import(parent: Path, ref: str, home: Path) -> Path:

@@ -17,19 +17,20 @@ from typing import Any, Iterator
 
 import yaml
 
+from . import lazyre
 from .words import plural
 
 # libyaml's C loader when PyYAML was built with it (same safe semantics, ~10x faster).
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # Spec A4: `(?:^|\s)@((?:[^\s\\]|\\ )+)`
-_IMPORT_RE = re.compile(r"(?:^|(?<=\s))@((?:[^\s\\]|\\ )+)")
-_IMPORT_START_OK = re.compile(r"^(?:\./|~/|/.|[A-Za-z0-9._-])")
-CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
+_IMPORT_RE = lazyre.compile(r"(?:^|(?<=\s))@((?:[^\s\\]|\\ )+)")
+_IMPORT_START_OK = lazyre.compile(r"^(?:\./|~/|/.|[A-Za-z0-9._-])")
+CODE_SPAN = lazyre.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
 """A backtick code span: a run of backticks, the content (group 2), the same run again, not part of a longer
 one. The one code-span pattern of ctxls (the rules use it through `code_spans` and `in_code_span`)."""
-_CODE_SPAN_1 = re.compile(r"(`)([^`\n]+)`")  # the same matches on a line without a double backtick, faster
-_INLINE_COMMENT_RE = re.compile(r"<!--.*?-->")
+_CODE_SPAN_1 = lazyre.compile(r"(`)([^`\n]+)`")  # the same matches on a line without a double backtick, faster
+_INLINE_COMMENT_RE = lazyre.compile(r"<!--.*?-->")
 
 
 @dataclass(frozen=True)
@@ -71,8 +72,8 @@ def split_frontmatter(text: str) -> tuple[Frontmatter, str]:
 
 # Claude Code's frontmatterParser.ts: YAML_SPECIAL_CHARS, and the `key: value` lines its retry looks at (top
 # level, plain scalar on the same line).
-_YAML_SPECIAL_RE = re.compile(r"[{}\[\]*&#!|>%@`]|: ")
-_TOP_KEY_VALUE_RE = re.compile(r"^([a-zA-Z_-]+):\s+([^\r\n\u2028\u2029]+)$")  # JavaScript's `.` stops at \r
+_YAML_SPECIAL_RE = lazyre.compile(r"[{}\[\]*&#!|>%@`]|: ")
+_TOP_KEY_VALUE_RE = lazyre.compile(r"^([a-zA-Z_-]+):\s+([^\r\n\u2028\u2029]+)$")  # JavaScript's `.` stops at \r
 
 
 def quote_problem_values(raw: str) -> str:
@@ -135,8 +136,8 @@ class Structure:
     """0-based body lines of closed block-level HTML comments."""
 
 
-_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
-_INDENTED_AT_RE = re.compile(r"^(?: {4}|\t).*@", re.MULTILINE)
+_FENCE_RE = lazyre.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+_INDENTED_AT_RE = lazyre.compile(r"^(?: {4}|\t).*@", re.MULTILINE)
 
 
 @lru_cache(maxsize=4096)

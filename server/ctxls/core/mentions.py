@@ -18,6 +18,7 @@ stdout" names the producer. Pure functions; never raise.
 from __future__ import annotations
 
 import re
+from . import lazyre
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -39,18 +40,18 @@ class Purpose:
 
 
 # -- clause boundaries: a sentence end, a semicolon, a colon, a dash, a table cell, an opening of a list
-_BOUNDARY = re.compile(r"(?:[.;!?](?:\s|$)|:\s|\s[—–-]\s|\||\(|\)|\s→\s)")
+_BOUNDARY = lazyre.compile(r"(?:[.;!?](?:\s|$)|:\s|\s[—–-]\s|\||\(|\)|\s→\s)")
 
 # Markers of a list item or a table row that is an example of the right or the wrong way.
-_GOOD_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])?\s*(?:✅|✓|✔|👍|☑|(?:\*\*|__)?(?:good|correct|right|do|yes|preferred)"
+_GOOD_MARK = lazyre.compile(r"^\s*(?:[-*+]|\d+[.)])?\s*(?:✅|✓|✔|👍|☑|(?:\*\*|__)?(?:good|correct|right|do|yes|preferred)"
                         r"(?:\*\*|__)?\s*[:：])", re.IGNORECASE)
-_BAD_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])?\s*(?:❌|✗|✘|×|🚫|👎|⛔|(?:\*\*|__)?(?:bad|wrong|incorrect|avoid|don'?t|"
+_BAD_MARK = lazyre.compile(r"^\s*(?:[-*+]|\d+[.)])?\s*(?:❌|✗|✘|×|🚫|👎|⛔|(?:\*\*|__)?(?:bad|wrong|incorrect|avoid|don'?t|"
                        r"never|no|anti-?pattern|not\s+allowed|disallowed|forbidden|banned|prohibited)(?:\*\*|__)?\s*[:：])",
                        re.IGNORECASE)
-_MARK_IN_ROW = re.compile(r"(✅|✓|✔|❌|✗|✘|🚫)")
+_MARK_IN_ROW = lazyre.compile(r"(✅|✓|✔|❌|✗|✘|🚫)")
 
 # Words right before the mention (same clause) that make it a counter-example: "not `x`", "instead of `x`".
-_NEGATED = re.compile(r"(?:\b(?:not|never|instead\s+of|rather\s+than|avoid|don'?t\s+(?:use|add|create|put)|"
+_NEGATED = lazyre.compile(r"(?:\b(?:not|never|instead\s+of|rather\s+than|avoid|don'?t\s+(?:use|add|create|put)|"
                       r"do\s+not\s+(?:use|add|create|put)|no\s+more|without)[*_]{0,2}\s+(?:\S+\s+){0,2}$"
                       # "Do not create `task_plan.md`, `findings.md`, or `progress.md`": each item of the list
                       r"|\b(?:don'?t|do\s+not|never)\s+(?:use|add|create|put|commit|write)\s+(?:`[^`]+`,?\s+(?:or\s+|and\s+)?)+$"
@@ -69,7 +70,7 @@ _NEGATED = re.compile(r"(?:\b(?:not|never|instead\s+of|rather\s+than|avoid|don'?
                       # "当前仓库没有 `apps/mobile/` 目录" (this repository has no `apps/mobile/`), "〜は存在しない"
                       r"|(?:没有|沒有|无|無|不存在|不含)\s*$)",
                       re.IGNORECASE)
-_ABSENT_AFTER = re.compile(r"^\W{0,3}\(?\s*(?:doesn'?t|does\s+not|do\s+not|don'?t|won'?t)\s+exist|^\W{0,3}\(?\s*"
+_ABSENT_AFTER = lazyre.compile(r"^\W{0,3}\(?\s*(?:doesn'?t|does\s+not|do\s+not|don'?t|won'?t)\s+exist|^\W{0,3}\(?\s*"
                            r"(?:removed|deleted|gone|deprecated|obsolete|legacy,\s+removed)\b"
                            r"|^\W{0,3}\s*(?:is|are)\s+not\s+(?:a|an|the|part\s+of)\b|^\W{0,3}\s*(?:isn'?t|aren'?t)\s+(?:a|an)\b"
                            # "`session-data.ts` and `queries.ts` were considered and rejected"
@@ -81,27 +82,27 @@ _ABSENT_AFTER = re.compile(r"^\W{0,3}\(?\s*(?:doesn'?t|does\s+not|do\s+not|don'?
                            re.IGNORECASE)
 
 # Example markers right before the mention ("e.g. `x`", "such as `x`", "like `x`").
-_EXAMPLE_BEFORE = re.compile(
+_EXAMPLE_BEFORE = lazyre.compile(
     r"(?:\be\.\s?g\.|\bi\.\s?e\.|\bfor\s+(?:example|instance)|\bsuch\s+as|\blike|\bsay|\bpar\s+exemple|"
     r"\bpor\s+ejemplo|\bz\.\s?b\.|(?<![\w./-])(?:examples?|samples?)\b(?![/-])|例[:：]|例えば|例如|比如"
     # a naming convention's name, then a name in it: "Classes use StudlyCase (`ModuleConfig.php`)"
     r"|\b(?:(?:lower|upper)?camel|pascal|studly|kebab|snake|screaming[_-]snake|train|upper|lower)[_-]?case\b)"
     r"\W*(?:\S+\s+){0,3}\W*$", re.IGNORECASE)
 # (not "`x.go` for examples of testing ...": the file holds examples)
-_EXAMPLE_AFTER = re.compile(r"^\W{0,3}\s*,?\s*(?:e\.\s?g\.|i\.\s?e\.|for\s+(?:example|instance)\b|as\s+an?\s+example\b|"
+_EXAMPLE_AFTER = lazyre.compile(r"^\W{0,3}\s*,?\s*(?:e\.\s?g\.|i\.\s?e\.|for\s+(?:example|instance)\b|as\s+an?\s+example\b|"
                             r"or\s+(?:similar|equivalent|the\s+like)\b)",
                             re.IGNORECASE)
-_SENTENCE_END = re.compile(r"[.;!?](?:\s|$)|\|")
+_SENTENCE_END = lazyre.compile(r"[.;!?](?:\s|$)|\|")
 # After an example marker, a verb after the path makes the sentence a statement about the file ("For example,
 # `src/handlers/user.py` shows how ...").
-_CLAIM_VERB_AFTER = re.compile(
+_CLAIM_VERB_AFTER = lazyre.compile(
     r"^\W{0,3}\s*(?:is|are|was|has|have|shows?|contains?|defines?|handles?|implements?|holds?|lives?|exports?|"
     r"uses?|runs?|does|provides?|registers?|configures?|sets?|returns?|calls?|loads?|keeps?|stores?|"
     r"describes?|documents?|explains?|lists?|wires?|owns?|reads?|parses?|builds?|validates?|demonstrates?)\b",
     re.IGNORECASE)
 
 # Creation or output with the path as the object: "creates `x`", "writes to `x`", "output to `x`".
-_CREATED_BEFORE = re.compile(
+_CREATED_BEFORE = lazyre.compile(
     r"(?:\b(?:(?:re)?creat(?:e|es|ed|ing)|(?:re)?generat(?:e|es|ed|ing)|scaffold(?:s|ed|ing)?|emit(?:s|ted|ting)?|"
     # "`federation/` becomes `assets/federation/` in Android assets": what a build turns it into
     r"becom(?:e|es|ing)|turn(?:s|ed)?\s+into|"
@@ -111,10 +112,10 @@ _CREATED_BEFORE = re.compile(
     r"download(?:s|ed|ing)?|install(?:s|ed|ing)?|cop(?:y|ies|ied|ying))\b(?:\s+\S+){0,4}?\s+"
     r"(?:to|into|in|under|as)\W*$)", re.IGNORECASE)
 # "## `trials_summary.json` schema": the text describes what such a file holds (a run writes it).
-_FORMAT_AFTER = re.compile(r"^`?\s*(?:schema|format|file\s+format|structure)\b", re.IGNORECASE)
+_FORMAT_AFTER = lazyre.compile(r"^`?\s*(?:schema|format|file\s+format|structure)\b", re.IGNORECASE)
 # "Treat `packages/x-wasm/pkg/` as wasm-pack output": what a build writes.
-_OUTPUT_AFTER = re.compile(r"^`?\s*as\s+(?:(?:the|a|an)\s+)?(?:[\w-]+\s+){0,2}(?:output|artifacts?)\b", re.IGNORECASE)
-_CREATED_AFTER = re.compile(
+_OUTPUT_AFTER = lazyre.compile(r"^`?\s*as\s+(?:(?:the|a|an)\s+)?(?:[\w-]+\s+){0,2}(?:output|artifacts?)\b", re.IGNORECASE)
+_CREATED_AFTER = lazyre.compile(
     r"^\W{0,3}\s*(?:\((?:auto-?)?(?:generated|created|built|output|produced|written|cached|temporary|runtime|"
     r"gitignored|local)\b|(?:is|are|will\s+be|gets?|get|is\s+being|are\s+being|was|were)\s+(?:auto-?)?"
     r"(?:created|generated|written|produced|emitted|built|output|saved|downloaded|cached|populated|scaffolded)\b"
@@ -129,7 +130,7 @@ _CREATED_AFTER = re.compile(
 # A directory as the place things are put: "Capture learnings in `docs/experience/`", "record decisions under
 # `docs/adr/`". (Only for a directory: "logging setup is in `lib/logging.ts`" names an existing file.)
 # "Write `apps/e2e/tests/adhoc.spec.ts`, importing ...", "3. Create a new `x`": an imperative that makes the file.
-_MAKE_IMPERATIVE = re.compile(
+_MAKE_IMPERATIVE = lazyre.compile(
     r"^\W*(?:\d+[.)]\s*)?(?:(?:then|now|next|first|finally),?\s+)?(?:write|create)\s+(?:(?:a|an|the|new|temporary|temp|"
     r"separate|dedicated|own|additional|another|"
     r"throwaway|one-?off|ad-?hoc|scratch|small|test|spec|file|script)\s+)*\W*$"
@@ -138,10 +139,10 @@ _MAKE_IMPERATIVE = re.compile(
     # "Create reusable dependencies in `src/api/dependencies.py`": the place new code goes
     r"|^\W*(?:\d+[.)]\s*)?create\s+(?:[\w-]+\s+){1,4}(?:in|inside|under|within|at)\s+$", re.IGNORECASE)
 # `rm -rf e2e-tests/shots/` on a command line: the instruction removes it (a temporary place).
-_REMOVED_BY = re.compile(r"\brm\s+(?:-\w+\s+)*(?:\S+\s+){0,4}$")
+_REMOVED_BY = lazyre.compile(r"\brm\s+(?:-\w+\s+)*(?:\S+\s+){0,4}$")
 
 # (Each verb with its own endings: "files live in `docs/x/`" is the noun, and "good" or "stored" no verb "go".)
-_DEST_BEFORE = re.compile(
+_DEST_BEFORE = lazyre.compile(
     r"\b(?:captur(?:e|es|ed|ing)|record(?:s|ed|ing)?|stor(?:e|es|ed|ing)|log(?:s|ged|ging)?|put(?:s|ting)?|"
     r"plac(?:e|es|ed|ing)|kept|keep(?:s|ing)?|add(?:s|ed|ing)?|append(?:s|ed|ing)?|collect(?:s|ed|ing)?|"
     r"drop(?:s|ped|ping)?|file|filed|filing|go(?:es|ing)?|went|"
@@ -152,23 +153,23 @@ _DEST_BEFORE = re.compile(
 
 # "Shared UI should move to `packages/ui` before this grows": a planned place (not "was moved to `x`", history
 # that names where it is now)
-_WILL_MOVE_TO = re.compile(r"\b(?:should|will|must|could|can|may|would|to)\s+(?:be\s+)?(?:mov(?:e|ed)|migrat(?:e|ed)|"
+_WILL_MOVE_TO = lazyre.compile(r"\b(?:should|will|must|could|can|may|would|to)\s+(?:be\s+)?(?:mov(?:e|ed)|migrat(?:e|ed)|"
                            r"extract(?:ed)?)\s+(?:\w+\s+){0,2}(?:in)?to\W*$", re.IGNORECASE)
 
 # "A test for `modules/Chat/CreateChatAction.php` goes in `tests/Unit/Chat/CreateChatActionTest.php`": where one
 # new thing of a kind goes, the layout's rule shown on one case
-_NEW_ONE_GOES = re.compile(r"(?:^|[.;:]\s|\W)(?:an?|each|every|any|new)\s+(?:[^.;:]|[.:](?=\S)){0,160}?\bgo(?:es)?\s+(?:in|into|under)"
+_NEW_ONE_GOES = lazyre.compile(r"(?:^|[.;:]\s|\W)(?:an?|each|every|any|new)\s+(?:[^.;:]|[.:](?=\S)){0,160}?\bgo(?:es)?\s+(?:in|into|under)"
                            r"\W*$", re.IGNORECASE)
 
 # "make assumptions, document them (`.gaia/assumptions.md`)", "log the decision (`notes/decisions.md`)": the
 # parenthesis says where the record goes, which the first such record creates.
 # (An imperative that opens a clause and has an object: not "the design document (`docs/design.md`)".)
-_RECORDED_IN = re.compile(r"(?:^|[,;:]|\band|\bthen)\s*(?:\W{0,2})(?:document|record|log)\s+(?:[\w'-]+\s+){0,2}"
+_RECORDED_IN = lazyre.compile(r"(?:^|[,;:]|\band|\bthen)\s*(?:\W{0,2})(?:document|record|log)\s+(?:[\w'-]+\s+){0,2}"
                           r"[\w'-]+\s*\(\W*$", re.IGNORECASE)
 
 # A path that is gone by intent: "`x` was renamed", "moved from `x`", "formerly `x`" (but "renamed to `y`" names
 # the new path, which must exist).
-_HISTORY_BEFORE = re.compile(
+_HISTORY_BEFORE = lazyre.compile(
     r"\b(?:renam\w*|mov(?:e|ed|ing)|delet\w*|remov\w*|replac\w*|deprecat\w*|formerly|used\s+to\s+be|dropp\w*|"
     r"split|migrat\w*|promot(?:e|ed|ing))(?:\s+(?!to\b|into\b|with\b|by\b|in\b)\S+){0,2}\s*\W*$"
     # "(...; previously at `src/models/heads/next.py`.)": where it was before
@@ -182,7 +183,7 @@ _HISTORY_BEFORE = re.compile(
     r"|(?:^|[^\w\s]\s*|\b(?:this|it|which|that)\s+)(?:was|were)\s+(?:(?:once|originally|previously|formerly|"
     r"\w+\s+files?)\s*[—–:-]?\s*)?\W*$", re.IGNORECASE)
 # ("`x` (legacy)" marks it; "`x` - Legacy agent architecture" describes what it holds)
-_HISTORY_AFTER = re.compile(
+_HISTORY_AFTER = lazyre.compile(
     r"^\W{0,3}\s*[*_]{0,2}(?:\(?(?:deprecated|removed|deleted|obsolete|gone)\b|\(?(?:legacy|old)\b(?!\s+[a-z])|"
     r"(?:(?:suite|file|module|package|directory|folder|dir|script|tool|crate|app|service)\s+)?(?:was|were|has\s+been|"
     r"have\s+been|is|are|got)\s+(?:now\s+)?(?:renamed|moved|deleted|removed|replaced|deprecated|split|merged|gone|"
@@ -195,29 +196,29 @@ _HISTORY_AFTER = re.compile(
     # "之前有 `internal/linalg`，已在 Batch 5 重構移除": removed, in Chinese or Japanese
     r"|[^。.]{0,40}?(?:已|被|を)[^。.]{0,20}?(?:移除|删除|刪除|廢棄|废弃|削除))", re.IGNORECASE)
 # "`packages/core`, `workflow-engine` and `x` are deleted": the predicate of the sentence the path opens.
-_HISTORY_PREDICATE = re.compile(
+_HISTORY_PREDICATE = lazyre.compile(
     r"^(?:`[^`]*`|[^.;!?`]){0,200}?\b(?:(?:are|were|was|is|have\s+been|has\s+been)\s+(?:now\s+)?(?:all\s+|both\s+)?[*_]{0,2}(?:deleted|removed|"
     r"cancell?ed|canceled|rejected|retired|dropped|gone|deprecated)\b|no\s+longer\s+exists?\b)", re.IGNORECASE)
 
 # A run of code spans ending at the mention ("`a`, `b` (`B`), and "): the list the mention is one item of.
-_SPAN_RUN = re.compile(r"(?:`[^`]+`[*_]{0,2}(?:\s*\([^()]{0,40}\))?\s*(?:,|/|\band\b|\bor\b)?\s*)*$")
+_SPAN_RUN = lazyre.compile(r"(?:`[^`]+`[*_]{0,2}(?:\s*\([^()]{0,40}\))?\s*(?:,|/|\band\b|\bor\b)?\s*)*$")
 # The head of such a list, when it denies, buries or generalises every item:
 # "- No `init_db.py`, `init_search.py`, ... anywhere in the repo", "None of `a`, `b`";
-_LIST_DENIED = re.compile(r"(?:^|[.;:!?]\s)\W*(?:no|none\s+of)\s+(?:[\w-]+\s+){0,2}\W*$", re.IGNORECASE)
+_LIST_DENIED = lazyre.compile(r"(?:^|[.;:!?]\s)\W*(?:no|none\s+of)\s+(?:[\w-]+\s+){0,2}\W*$", re.IGNORECASE)
 # "- Removed in v3.1, do not resurrect: `service_executor.py`, `rules_engine/`", "Deleted: `a`, `b`";
-_LIST_GONE = re.compile(r"(?:^|[.;!?]\s)\W*(?:removed|deleted|retired|dropped|deprecated|gone)\b(?:[^.;:]|\.(?=\S)){0,60}:\s*$",
+_LIST_GONE = lazyre.compile(r"(?:^|[.;!?]\s)\W*(?:removed|deleted|retired|dropped|deprecated|gone)\b(?:[^.;:]|\.(?=\S)){0,60}:\s*$",
                         re.IGNORECASE)
 # "- Manifests per service: `namespace.yaml`, `deployment.yaml`": the files each one of a kind has.
-_LIST_PER = re.compile(r"\b(?:per|for\s+each|in\s+each|for\s+every)\s+[\w-]+\s*:\s*$", re.IGNORECASE)
+_LIST_PER = lazyre.compile(r"\b(?:per|for\s+each|in\s+each|for\s+every)\s+[\w-]+\s*:\s*$", re.IGNORECASE)
 # "The prior doc described a `setup/` directory with `x.py`": what an earlier version of the text said.
-_PRIOR_TEXT = re.compile(r"\b(?:prior|previous|earlier|older|old|original)\s+(?:[\w-]+\s+)?(?:docs?|documentation|"
+_PRIOR_TEXT = lazyre.compile(r"\b(?:prior|previous|earlier|older|old|original)\s+(?:[\w-]+\s+)?(?:docs?|documentation|"
                          r"version|revision|readme|layout|structure|text|notes?)\s+(?:described|listed|said|mentioned|"
                          r"referenced|documented|named|claimed|pointed)\b", re.IGNORECASE)
 
 
 # "the old two-jest-config setup (`jest.config.cjs` + `x`", "use pre-monorepo paths (`packages/shared`, ...": a
 # parenthesis listing what an old setup or an old layout had
-_OLD_ASIDE = re.compile(r"(?:\bthe\s+old\s+(?:[\w-]+\s+){0,2}(?:setup|layout|paths|structure|config(?:uration)?s?|"
+_OLD_ASIDE = lazyre.compile(r"(?:\bthe\s+old\s+(?:[\w-]+\s+){0,2}(?:setup|layout|paths|structure|config(?:uration)?s?|"
                         r"approach|system|names|locations|scheme|arrangement)|"
                         r"\b(?:outdated|stale|obsolete|pre-[\w-]+)\s+(?:[\w-]+\s+){0,3}?[\w-]+)\s+\(\s*"
                         r"(?:`[^`]+`\s*(?:/|,|\+|and\b|or\b)\s*)*`$", re.IGNORECASE)
@@ -234,30 +235,30 @@ def _list_head(line: str, col: int) -> str:
 
 
 # "**Common Patterns by Technology**:" over "- **R**: `.Rproj.user/`, `.Rhistory`, `*.Rproj`": ignore patterns.
-_PATTERNS_LEAD = re.compile(r"\b(?:(?:ignore|glob|file|common|essential|default)\s+patterns?|patterns?\s+(?:by|per|for|to)\b|"
+_PATTERNS_LEAD = lazyre.compile(r"\b(?:(?:ignore|glob|file|common|essential|default)\s+patterns?|patterns?\s+(?:by|per|for|to)\b|"
                             r"\.\w*ignore\b)", re.IGNORECASE)
 
 # "**Never commit plan or design documents** (`docs/plans/`, ...)": kept out of the repository, each user's own.
-_NOT_COMMITTED = re.compile(r"\b(?:don'?t|do\s+not|never)\s+commit\b[^.;!?]*$", re.IGNORECASE)
+_NOT_COMMITTED = lazyre.compile(r"\b(?:don'?t|do\s+not|never)\s+commit\b[^.;!?]*$", re.IGNORECASE)
 
 # "`apps/ai`, `apps/auth` and `apps/workflow` are env-only placeholders for a future split": nothing is there yet.
-_PLACEHOLDER_PREDICATE = re.compile(
+_PLACEHOLDER_PREDICATE = lazyre.compile(
     r"^(?:`[^`]*`|[^.;!?`]){0,200}?\b(?:are|is)\s+(?:(?:only|just|empty|[\w-]+-only)\s+)?placeholders?\b",
     re.IGNORECASE)
 
 # "## History note: the rt-oracle registry", "### Retired": what the section names is gone by intent.
-_HISTORY_HEADING = re.compile(r"\b(?:history|historical|retired|removed|legacy\s+\(removed\)|changelog|what\s+changed)\b"
+_HISTORY_HEADING = lazyre.compile(r"\b(?:history|historical|retired|removed|legacy\s+\(removed\)|changelog|what\s+changed)\b"
                               # "**Detailed worksheets archived externally:**": kept outside the repository now
                               r"|\barchived\s+(?:externally|elsewhere|outside|off-?repo|out\s+of)\b"
                               r"|\bfiles?\s+to\s+(?:rename|remove|delete|move|retire)\b", re.IGNORECASE)
 
 # Package names that end like files: `spectral.js`, `socket.io.js`, `RxInfer.jl`.
-_PACKAGE_EXT = re.compile(r"\.(?:js|jl)$")
-_DEPENDENCIES = re.compile(r"\b(?:dependenc(?:y|ies)|packages?|librar(?:y|ies)|npm|third[- ]party)\b", re.IGNORECASE)
-_RUNS_AS = re.compile(r"^`?\s+(?:runs?\s+)?as\s+an?\b|^`?\s+(?:client|library|package|sdk)\b", re.IGNORECASE)
+_PACKAGE_EXT = lazyre.compile(r"\.(?:js|jl)$")
+_DEPENDENCIES = lazyre.compile(r"\b(?:dependenc(?:y|ies)|packages?|librar(?:y|ies)|npm|third[- ]party)\b", re.IGNORECASE)
+_RUNS_AS = lazyre.compile(r"^`?\s+(?:runs?\s+)?as\s+an?\b|^`?\s+(?:client|library|package|sdk)\b", re.IGNORECASE)
 
 # Another repository named around the mention: "in `acme/other`", "owned by the Documentation repo".
-_OTHER_REPO = re.compile(
+_OTHER_REPO = lazyre.compile(
     r"\b(?:(?:in|from|at)\s+(?:the\s+)?`?[A-Za-z0-9_-]+/[A-Za-z0-9_-]+`?\s+repo(?:sitory)?\b|"
     r"(?:owned\s+by|lives?\s+in|in|from)\s+the\s+[*_`]*(?!same\b|root\b|main\b|this\b|repo\b)[\w.-]+[*_`]*\s+repo(?:sitory)?\b|"
     r"(?:another|other|separate|sibling|external|upstream|downstream)\s+repo(?:sitor(?:y|ies))?\b|"
@@ -273,73 +274,73 @@ _OTHER_REPO = re.compile(
     r"(?:checkout|clone|package|crate|gem|module|dependency|sdk)\b)",
     re.IGNORECASE)
 # "imported from the former `cloudflare/workerd-cxx` repository": the span is the repository's name.
-_REPO_NAMED = re.compile(r"^`?\s*(?:repo(?:sitory)?|fork)\b", re.IGNORECASE)
+_REPO_NAMED = lazyre.compile(r"^`?\s*(?:repo(?:sitory)?|fork)\b", re.IGNORECASE)
 # "`docs/x.md` in `acme/tools`": the clause after the mention names where it is; the caller checks that
 # `acme/tools` is not a path of the workspace (then it is a repository).
-IN_OTHER_PLACE = re.compile(r"^`?\s+in\s+`([A-Za-z0-9_-]+)/([A-Za-z0-9_.-]+)`")
+IN_OTHER_PLACE = lazyre.compile(r"^`?\s+in\s+`([A-Za-z0-9_-]+)/([A-Za-z0-9_.-]+)`")
 
 # "if branch-context files exist (`x`)", "`x` (if any)": present only sometimes.
-_CONDITIONAL_BEFORE = re.compile(r"\b(?:if|when|where|unless|whether)\b[^.;]{0,60}?\b(?:exists?|present|available|any)\b"
+_CONDITIONAL_BEFORE = lazyre.compile(r"\b(?:if|when|where|unless|whether)\b[^.;]{0,60}?\b(?:exists?|present|available|any)\b"
                                  r"[^.;]{0,20}$|\bif\s+(?:you(?:'re|\s+are)\s+)?(?:not\s+)?using\b(?:[^.;]|\.(?=\w)){0,80}$"
                                  # "If a README lists `x`, it must exist": a case made up with an indefinite article
                                  r"|\bif\s+(?:a|an|any|some)\s+\w+(?:\s+\w+){0,3}\s*$",
                                  re.IGNORECASE)
 # "check for `x`", "look for `x`": whether it is there is the question.
-_CHECKED_BEFORE = re.compile(r"\b(?:check(?:s|ing)?\s+(?:for|whether|if)|look(?:s|ing)?\s+for|search(?:es|ing)?\s+for)\b"
+_CHECKED_BEFORE = lazyre.compile(r"\b(?:check(?:s|ing)?\s+(?:for|whether|if)|look(?:s|ing)?\s+for|search(?:es|ing)?\s+for)\b"
                              r"(?:(?!\.\s)[^;:]){0,60}$", re.IGNORECASE)
 # "Past exploration of Y", "the handler for X": a template line, with placeholder letters for nouns.
-_PLACEHOLDER_NOUN = re.compile(r"\b(?:of|for|about|on|with|from)\s+[XYZ]\b(?![\w.-])")
+_PLACEHOLDER_NOUN = lazyre.compile(r"\b(?:of|for|about|on|with|from)\s+[XYZ]\b(?![\w.-])")
 # "For projects using Pino, see `x`": written for some projects, not necessarily this one.
-_FOR_PROJECTS = re.compile(r"\b(?:for|in)\s+(?:projects?|repos?|repositories|apps?|codebases?|services?)\s+"
+_FOR_PROJECTS = lazyre.compile(r"\b(?:for|in)\s+(?:projects?|repos?|repositories|apps?|codebases?|services?)\s+"
                            r"(?:that\s+use|using|with|which\s+use)\b", re.IGNORECASE)
-_CONDITIONAL_AFTER = re.compile(r"^\W{0,3}\s*\(?\s*(?:if|when)\s+(?:it\s+|one\s+|they\s+)?(?:exists?|is\s+present|present|any|"
+_CONDITIONAL_AFTER = lazyre.compile(r"^\W{0,3}\s*\(?\s*(?:if|when)\s+(?:it\s+|one\s+|they\s+)?(?:exists?|is\s+present|present|any|"
                                 r"available)\b|^\W{0,3}\s*\(optional\)", re.IGNORECASE)
 
 # Headings or parent items announcing examples, conventions, or generated things.
-_EXAMPLE_HEADING = re.compile(
+_EXAMPLE_HEADING = lazyre.compile(
     r"\b(?:examples?|samples?|illustrat\w*|naming|conventions?|good\s+vs\.?\s+bad|do'?s\s+and\s+don'?ts|"
     r"anti-?patterns?|correct|incorrect|templates?|placeholders?)\b", re.IGNORECASE)
 # (and a heading or lead-in that lists what a step outputs: "### Output Products", "Outputs:", "Output files")
-_GENERATED_PARENT = re.compile(
+_GENERATED_PARENT = lazyre.compile(
     r"\b(?:(?:auto-?)?generated|build\s+outputs?|artifacts|temporary|gitignored|auto-?created)\b"
     r"|^\W*(?:\d+[.)]\s*)?(?:outputs|output\s+(?:products?|files?|artifacts?|locations?))\W*$", re.IGNORECASE)
 # "**Save the document:**", "Write the completed review to local files:", "Export the results to:": an imperative
 # lead-in that stores what the step produced; the list under it names the files it writes.
-_STORE_LEAD = re.compile(r"^\W*(?:\d+[.)]\s*)?(?:save|write|store|export|persist|dump)\b[^.:]{0,60}:\W*$",
+_STORE_LEAD = lazyre.compile(r"^\W*(?:\d+[.)]\s*)?(?:save|write|store|export|persist|dump)\b[^.:]{0,60}:\W*$",
                          re.IGNORECASE)
 # "### Where to Extract To", "## Where to put new code": a section of destinations for code not written yet.
 # (Not "## Where To Look", "Where to find things": a section of what is there.)
-_WHERE_TO_HEADING = re.compile(r"^\W*where\s+(?:to\s+(?:extract|put|place|add|create|move|save|store|write)\b|"
+_WHERE_TO_HEADING = lazyre.compile(r"^\W*where\s+(?:to\s+(?:extract|put|place|add|create|move|save|store|write)\b|"
                                r"(?:do(?:es)?\s+)?new\s+\w+\s+go(?:es)?\b)", re.IGNORECASE)
 # "## Affected Files (Expected)", "### Planned files", "## Files to Create": what a change will touch or make
-_PLANNED_HEADING = re.compile(r"\((?:expected|planned|proposed|tentative)\)|^\W*(?:planned|proposed|expected|new)\s+files?\b|"
+_PLANNED_HEADING = lazyre.compile(r"\((?:expected|planned|proposed|tentative)\)|^\W*(?:planned|proposed|expected|new)\s+files?\b|"
                               r"\bfiles?\s+to\s+(?:create|add|write)\b", re.IGNORECASE)
 # "This generates reports in `jscpd-report/`:": a lead-in saying a tool writes what the list names.
-_PRODUCES_LEAD = re.compile(r"^\W*(?:this|it|the\s+(?:command|tool|script|build|run|task))\s+(?:generates|produces|"
+_PRODUCES_LEAD = lazyre.compile(r"^\W*(?:this|it|the\s+(?:command|tool|script|build|run|task))\s+(?:generates|produces|"
                             r"writes|outputs|emits|creates)\b", re.IGNORECASE)
 # "You may create additional files in `x/` as needed:", "You maintain these files:": a list or table under it
 # names files the agent makes.
-_AGENT_MAKES = re.compile(r"\b(?:you|agents?|claude|the\s+(?:ai|agent|assistant|model))\b[^.;:]{0,30}?\b"
+_AGENT_MAKES = lazyre.compile(r"\b(?:you|agents?|claude|the\s+(?:ai|agent|assistant|model))\b[^.;:]{0,30}?\b"
                           r"(?:create|generate|write|maintain|keep)s?\b", re.IGNORECASE)
 # "- **Examples**: `references/finance.md` for ..., `references/api_docs.md` for ...": every path of the item.
-_EXAMPLES_LABEL = re.compile(r"^\s*(?:[-*+]|\d+[.)])?\s*(?:\*\*|__)?(?:e\.\s?g\.|examples?|for\s+example|samples?)"
+_EXAMPLES_LABEL = lazyre.compile(r"^\s*(?:[-*+]|\d+[.)])?\s*(?:\*\*|__)?(?:e\.\s?g\.|examples?|for\s+example|samples?)"
                              r"(?:\*\*|__)?\s*[:：]", re.IGNORECASE)
 # "A `scripts/rotate_pdf.py` script would be helpful to store in the skill": hypothetical.
-_WOULD_BE = re.compile(r"^`?\W{0,3}(?:[\w-]+\s+){0,6}would\s+be\s+(?:helpful|useful|good|nice|handy|valuable)\b",
+_WOULD_BE = lazyre.compile(r"^`?\W{0,3}(?:[\w-]+\s+){0,6}would\s+be\s+(?:helpful|useful|good|nice|handy|valuable)\b",
                        re.IGNORECASE)
 # "... then run focused validation such as:": the list below it holds examples.
-_EXAMPLES_LEAD = re.compile(r"\b(?:such\s+as|for\s+(?:example|instance)|e\.\s?g\.|examples?|like)\W*:\s*$",
+_EXAMPLES_LEAD = lazyre.compile(r"\b(?:such\s+as|for\s+(?:example|instance)|e\.\s?g\.|examples?|like)\W*:\s*$",
                             re.IGNORECASE)
 # "| `archive.md` | Older entries | Created during daily housekeeping |": another cell of its row says so.
-_MADE_CELL = re.compile(r"^\W*(?:auto-?)?(?:created|generated|written|produced)\b", re.IGNORECASE)
+_MADE_CELL = lazyre.compile(r"^\W*(?:auto-?)?(?:created|generated|written|produced)\b", re.IGNORECASE)
 
 # "Toolchain is pre-installed in the VM: ... (`apps/x/bin/`)": put there by an install step.
-_INSTALLED_BEFORE = re.compile(r"\b(?:pre-?installed|installed|downloaded|fetched)\b|"
+_INSTALLED_BEFORE = lazyre.compile(r"\b(?:pre-?installed|installed|downloaded|fetched)\b|"
                                r"\bthe\s+(?:built|compiled|bundled|generated)\s+\w+", re.IGNORECASE)
 
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
-_BOLD_LABEL = re.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)(.+?)(?:\*\*|__)\s*[:：]?\s*$")
-_LIST_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+")
+_HEADING = lazyre.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_BOLD_LABEL = lazyre.compile(r"^\s*(?:[-*+]\s+)?(?:\*\*|__)(.+?)(?:\*\*|__)\s*[:：]?\s*$")
+_LIST_ITEM = lazyre.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+")
 
 
 @dataclass(frozen=True)
@@ -358,9 +359,9 @@ class LineContext:
 
 # A line that opens a block of its own rather than continuing the paragraph above: a list item, heading, table
 # row, quote, fence, HTML or a thematic break.
-_BLOCK_START = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|#{1,6}(?:\s|$)|\||>|```|~~~|<|(?:[-*_]\s*){3,}$)")
-_FENCE = re.compile(r"^\s*(?:```|~~~)")
-_QUOTED = re.compile(r"^\s{0,3}>\s?")
+_BLOCK_START = lazyre.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|#{1,6}(?:\s|$)|\||>|```|~~~|<|(?:[-*_]\s*){3,}$)")
+_FENCE = lazyre.compile(r"^\s*(?:```|~~~)")
+_QUOTED = lazyre.compile(r"^\s{0,3}>\s?")
 
 
 def _unquoted(line: str) -> str:
@@ -373,13 +374,13 @@ _WRAP_LINES = 3
 
 # The markers of a block a tool manages in a hand-written file: an HTML comment with BEGIN / START and one with
 # END, as a word of their own or after a colon or underscore (`<!-- OPENSPEC:START -->`, `<!-- BEGIN_NX -->`).
-_BLOCK_MARK = re.compile(r"<!--[^>]*?(?<![A-Za-z])(BEGIN|START|END)(?![a-z])[^>]*-->", re.IGNORECASE)
+_BLOCK_MARK = lazyre.compile(r"<!--[^>]*?(?<![A-Za-z])(BEGIN|START|END)(?![a-z])[^>]*-->", re.IGNORECASE)
 
 
 # A custom element's own line (`<claude-mem-context>`, `<laravel-boost-guidelines>`): a tool wraps its text so.
-_TAG_OPEN = re.compile(r"^\s*<([a-z][a-z0-9]*(?:-[a-z0-9]+)+)(?:\s[^>]*)?>\s*$")
+_TAG_OPEN = lazyre.compile(r"^\s*<([a-z][a-z0-9]*(?:-[a-z0-9]+)+)(?:\s[^>]*)?>\s*$")
 # "<!-- This section is auto-generated by claude-mem. -->", "<!-- AUTO-GENERATED from x. DO NOT EDIT -->"
-_GENERATED_NOTE = re.compile(r"<!--[^>]*\b(?:auto-?generated|generated\s+by|do\s+not\s+edit)\b", re.IGNORECASE)
+_GENERATED_NOTE = lazyre.compile(r"<!--[^>]*\b(?:auto-?generated|generated\s+by|do\s+not\s+edit)\b", re.IGNORECASE)
 
 
 def generated_regions(lines: list[str]) -> list[tuple[int, int, str]]:
@@ -573,22 +574,22 @@ def _contexts(lines: list[str]) -> list[LineContext]:
     return out
 
 
-_TABLE_RULE = re.compile(r"^\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?$")
+_TABLE_RULE = lazyre.compile(r"^\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?$")
 # Header cells of a table of examples: "Bad (User-Specific) | Good (Portable)", "Wrong | Right", "Avoid | Prefer".
 # (Not "Old | New" or "Before | After": a table of moves names paths that must exist in its new column.)
-_BAD_HEADER = re.compile(r"^\W*(?:bad|wrong|incorrect|avoid|don'?t|anti-?pattern)\b", re.IGNORECASE)
-_GOOD_HEADER = re.compile(r"^\W*(?:good|right|correct|do|prefer(?:red)?|examples?)\b", re.IGNORECASE)
+_BAD_HEADER = lazyre.compile(r"^\W*(?:bad|wrong|incorrect|avoid|don'?t|anti-?pattern)\b", re.IGNORECASE)
+_GOOD_HEADER = lazyre.compile(r"^\W*(?:good|right|correct|do|prefer(?:red)?|examples?)\b", re.IGNORECASE)
 
 
-_EXAMPLE_CELL = re.compile(r"\|\s*(?:\*\*|__)?(?:e\.g\.|examples?)\s*(?:\*\*|__)?\s*[:：]", re.IGNORECASE)
-_BRANCH_BEFORE = re.compile(r"\bbranch(?:es)?\s+(?:names?|naming|prefix(?:es)?|patterns?|like|such\s+as)\b[^.;]{0,30}$"
+_EXAMPLE_CELL = lazyre.compile(r"\|\s*(?:\*\*|__)?(?:e\.g\.|examples?)\s*(?:\*\*|__)?\s*[:：]", re.IGNORECASE)
+_BRANCH_BEFORE = lazyre.compile(r"\bbranch(?:es)?\s+(?:names?|naming|prefix(?:es)?|patterns?|like|such\s+as)\b[^.;]{0,30}$"
                             r"|\bbranch\b[^.;]{0,40}?\b(?:named|called)\s*`?$"
                             r"|\bgit\s+(?:checkout\s+-b|switch\s+-c|branch)\s*$", re.IGNORECASE)
 # "Build project configuration is loaded from:" over a list: where a tool looks for its file, the first found wins
-_LOOKUP_LEAD = re.compile(r"\b(?:is|are)\s+(?:loaded|read|resolved|looked\s+up|searched)\s+(?:from|in)\b[^.]*:\s*$|"
+_LOOKUP_LEAD = lazyre.compile(r"\b(?:is|are)\s+(?:loaded|read|resolved|looked\s+up|searched)\s+(?:from|in)\b[^.]*:\s*$|"
                           r"\b(?:looks?|searches)\s+for\b[^.]*\bin\s+(?:this\s+)?order\b[^.]*:\s*$", re.IGNORECASE)
-_IMPORTED_AS = re.compile(r"\bimported\s+as\s*$", re.IGNORECASE)
-_MODULE_FROM = re.compile(r"\b(?:import\w*|use|uses|using|require)\b[^.;]{0,40}\bfrom\s*$", re.IGNORECASE)
+_IMPORTED_AS = lazyre.compile(r"\bimported\s+as\s*$", re.IGNORECASE)
+_MODULE_FROM = lazyre.compile(r"\b(?:import\w*|use|uses|using|require)\b[^.;]{0,40}\bfrom\s*$", re.IGNORECASE)
 
 
 def _is_dir_mention(text: str) -> bool:
@@ -605,9 +606,9 @@ def _table_column(line: str, col: int) -> int:
 
 # "Examples", "Example Filename", "Sample output": a column of examples (not "Example app", which names one)
 # "Destination (in `android/app/src/main/assets/`)", "Output", "Generated file": a column of what a build writes
-_MADE_COLUMN = re.compile(r"^\W*(?:destinations?|outputs?|generated(?:\s+files?)?|copied\s+to|written\s+to)\b",
+_MADE_COLUMN = lazyre.compile(r"^\W*(?:destinations?|outputs?|generated(?:\s+files?)?|copied\s+to|written\s+to)\b",
                           re.IGNORECASE)
-_EXAMPLES_COLUMN = re.compile(r"^\W*(?:examples?|e\.g\.|samples?)(?:\s+[\w-]+){0,2}\W*$", re.IGNORECASE)
+_EXAMPLES_COLUMN = lazyre.compile(r"^\W*(?:examples?|e\.g\.|samples?)(?:\s+[\w-]+){0,2}\W*$", re.IGNORECASE)
 
 
 def _example_column(row: str, col: int, header: str) -> str | None:
@@ -629,7 +630,7 @@ def _example_column(row: str, col: int, header: str) -> str | None:
     return None
 
 
-_ABBREV = re.compile(r"(?:\b[eE]\.\s?[gG]|\b[iI]\.\s?[eE]|\b[zZ]\.\s?[bB]|\bp\.\s?ex|\betc|\bvs|\bcf)\.$")
+_ABBREV = lazyre.compile(r"(?:\b[eE]\.\s?[gG]|\b[iI]\.\s?[eE]|\b[zZ]\.\s?[bB]|\bp\.\s?ex|\betc|\bvs|\bcf)\.$")
 
 
 def _clause_before(line: str, col: int) -> str:
@@ -837,23 +838,23 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
 # A parenthesis that opens with an example marker: everything in it illustrates, up to its closing paren
 # ("(e.g. if the branch is `x-0912`, the changeset file is `.changeset/x-0912.md`)"). Not a sentence that opens
 # with "For example," outside parentheses: that one may point at a real file ("For example, `src/a.py` shows").
-_EXAMPLE_ASIDE = re.compile(r"\(\s*(?:e\.\s?g\.|for\s+(?:example|instance)\b|such\s+as\b|say\b)", re.IGNORECASE)
+_EXAMPLE_ASIDE = lazyre.compile(r"\(\s*(?:e\.\s?g\.|for\s+(?:example|instance)\b|such\s+as\b|say\b)", re.IGNORECASE)
 
 
 # "Reference specs as `specs/auth/spec.md`", "cite files as `x`": the form a reference takes
-_FORMAT_AS = re.compile(r"\b(?:reference|refer\s+to|cite|format|spell|write\s+(?:paths|references|links))\b[^.;:`]{0,40}"
+_FORMAT_AS = lazyre.compile(r"\b(?:reference|refer\s+to|cite|format|spell|write\s+(?:paths|references|links))\b[^.;:`]{0,40}"
                         r"\bas\W*$", re.IGNORECASE)
 
 # "`docs/topic.md` → `docs/topic/<subtopic>.md`": the other side of the arrow is a pattern with a placeholder
-_TO_PATTERN = re.compile(r"`?\s*(?:→|->|=>|⇒)\s*`[^`]*(?:<[\w-]+>|\{[\w-]+\}|\[[\w-]+\])[^`]*`")
+_TO_PATTERN = lazyre.compile(r"`?\s*(?:→|->|=>|⇒)\s*`[^`]*(?:<[\w-]+>|\{[\w-]+\}|\[[\w-]+\])[^`]*`")
 
 # The auto memory's directory or its files named as such ("auto memory directory", "MEMORY topic files", "its own
 # memory directory (NOT in this repo)").
-_MEMORY_PLACE = re.compile(r"\bauto[- ]?memory\b|\bmemory\s+(?:dir(?:ectory)?|folder|topic\s+files?)\b|"
+_MEMORY_PLACE = lazyre.compile(r"\bauto[- ]?memory\b|\bmemory\s+(?:dir(?:ectory)?|folder|topic\s+files?)\b|"
                            r"\bMEMORY\s+topic\b", re.IGNORECASE)
 
 # "naming files with the feature under test (`manager_failover.rs`, ...)": a parenthesis that shows the naming
-_NAMING_BEFORE = re.compile(r"\b(?:nam(?:e|es|ed|ing)|call(?:ed|ing)?)\b[^.;()]{0,60}$", re.IGNORECASE)
+_NAMING_BEFORE = lazyre.compile(r"\b(?:nam(?:e|es|ed|ing)|call(?:ed|ing)?)\b[^.;()]{0,60}$", re.IGNORECASE)
 
 
 def _in_example_aside(line: str, col: int) -> bool:
@@ -869,35 +870,35 @@ def _open_paren(line: str, col: int) -> int:
 
 
 # "(target `router.rs`/`routes.rs`)", "planned modules `x.rs`": files the text plans, not files there
-_PLANNED_BEFORE = re.compile(r"\b(?:target|planned|proposed|future|upcoming)\s+(?:(?:modules?|files?|layout|names?)\s+)?"
+_PLANNED_BEFORE = lazyre.compile(r"\b(?:target|planned|proposed|future|upcoming)\s+(?:(?:modules?|files?|layout|names?)\s+)?"
                              r"(?:`[^`]*`\s*[/,]\s*)*`?$", re.IGNORECASE)
 # "Current groups (target modules in parens):" over a table: what is in parentheses is planned
-_PLANNED_LEAD = re.compile(r"\b(?:target|planned|proposed|future)\b[^.:]{0,30}\bin\s+(?:parens|parentheses|brackets)\b",
+_PLANNED_LEAD = lazyre.compile(r"\b(?:target|planned|proposed|future)\b[^.:]{0,30}\bin\s+(?:parens|parentheses|brackets)\b",
                            re.IGNORECASE)
 
 
 # A log file or a log directory as the path's last segment (`backend/log`, `logs/`, `server.log`), or a lock, pid
 # or socket file (`ecchronos.lock`, `app.pid`): the program writes it at run time. Not a directory below it
 # (`internal/log/logger.go` is source code), nor a package manager's lockfile (`Cargo.lock`), which is committed.
-_LOG_NAME = re.compile(r"(?:^|/)(?:logs?/?|[^/]+\.(?:log|pid|sock)|(?!(?:cargo|poetry|gemfile|composer|flake|uv|pipfile|"
+_LOG_NAME = lazyre.compile(r"(?:^|/)(?:logs?/?|[^/]+\.(?:log|pid|sock)|(?!(?:cargo|poetry|gemfile|composer|flake|uv|pipfile|"
                        r"mix|pubspec|podfile|cartfile|yarn|bun|package|deno|pdm|conda-lock|gradle|manifest|"
                        r"packages|paket|project\.assets|renv|pixi|shard|stack\.yaml|bundle|pnpm)\.lock$)[^/]+\.lock)$",
                        re.IGNORECASE)
 
 
 # "## What Not To Add", "### Don't", "## Anti-patterns": a section of what not to do
-NEGATIVE_HEADING = re.compile(r"^\W*(?:(?:what|things|files)\s+not\s+to\s+(?:add|create|include|write|do|use)\b|"
+NEGATIVE_HEADING = lazyre.compile(r"^\W*(?:(?:what|things|files)\s+not\s+to\s+(?:add|create|include|write|do|use)\b|"
                                r"don'?ts?\b|do\s+not\b|avoid\b|anti-?patterns?\b)", re.IGNORECASE)
 
 
 # "GET `sitemap.xml`", "`POST /api/v1/items`": the path of an HTTP request (right before the path, upper case).
-_HTTP_METHOD_BEFORE = re.compile(r"\b(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+[`\"']?/?$")
+_HTTP_METHOD_BEFORE = lazyre.compile(r"\b(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)\s+[`\"']?/?$")
 # "Imagine we're implementing a new `commit3` command", "Suppose a `billing` service": a name made up for a
 # walkthrough; the paths built from it later are illustrations.
 # ("A new entity (say `Widget`) is built bottom-up": `say` right before the name too.)
-_IMAGINE = re.compile(r"\b(?:imagine|suppose|let'?s\s+say|say\s+(?:we|you)(?:'re|\s+are|\s+want)|hypothetical(?:ly)?|"
+_IMAGINE = lazyre.compile(r"\b(?:imagine|suppose|let'?s\s+say|say\s+(?:we|you)(?:'re|\s+are|\s+want)|hypothetical(?:ly)?|"
                       r"pretend)\b|[(,]\s*say\s+(?=`)", re.IGNORECASE)
-_SPAN_NAME = re.compile(r"`([A-Za-z_][\w-]{1,40})`")
+_SPAN_NAME = lazyre.compile(r"`([A-Za-z_][\w-]{1,40})`")
 
 
 def imagined_names(lines: list[str]) -> frozenset[str]:
@@ -920,7 +921,7 @@ def built_from(segment: str, names: frozenset[str]) -> bool:
 
 # "## Adding a New Effect", "### Creating a new endpoint", "How to add a provider": a recipe whose steps name the
 # files the reader is about to make (`myeffect_classes.dart`) beside the existing ones to edit.
-_RECIPE_HEADING = re.compile(r"^\W*(?:\d+[.)]\s*)?(?:adding|creating|add|create|writing|write)\s+(?:a\s+|an\s+)?new\b"
+_RECIPE_HEADING = lazyre.compile(r"^\W*(?:\d+[.)]\s*)?(?:adding|creating|add|create|writing|write)\s+(?:a\s+|an\s+)?new\b"
                              r"|\bhow\s+to\s+(?:add|create|write)\s+(?:a\s+|an\s+)?(?:new\s+)?\w", re.IGNORECASE)
 
 
@@ -942,9 +943,9 @@ def _quote(text: str) -> str:
 
 
 # -- confidence of a claim ---------------------------------------------------------------------------------
-_SUBJECT_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\*\*)?`?$")
-_DESCRIBED_AFTER = re.compile(r"^`?(?:\*\*)?\s*(?:[:：—–]|-\s|\(|\s+-\s)")
-_LABEL_BEFORE = re.compile(r"(?:\*\*[^*]+\*\*|__[^_]+__)\s*\(`?$|^\s*#{1,6}\s+[^`]*`?$|^\s*\|\s*`?$")
+_SUBJECT_ITEM = lazyre.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\*\*)?`?$")
+_DESCRIBED_AFTER = lazyre.compile(r"^`?(?:\*\*)?\s*(?:[:：—–]|-\s|\(|\s+-\s)")
+_LABEL_BEFORE = lazyre.compile(r"(?:\*\*[^*]+\*\*|__[^_]+__)\s*\(`?$|^\s*#{1,6}\s+[^`]*`?$|^\s*\|\s*`?$")
 
 
 def is_subject(line: str, col: int, end: int) -> bool:
@@ -958,9 +959,9 @@ def is_subject(line: str, col: int, end: int) -> bool:
 
 
 # -- paths another line says are another repository's ---------------------------------------------------------
-_SPAN_PATH = re.compile(r"`(?:\./)?([A-Za-z0-9_@.-]+(?:/[A-Za-z0-9_@.-]+)+)/?`")
+_SPAN_PATH = lazyre.compile(r"`(?:\./)?([A-Za-z0-9_@.-]+(?:/[A-Za-z0-9_@.-]+)+)/?`")
 # "`Documentation/web` is owned by the Documentation repo": the path, then what owns it.
-_OWNED_AFTER = re.compile(
+_OWNED_AFTER = lazyre.compile(
     r"^\s*(?:\([^)]*\)\s*)?(?:is|are)?\s*(?:owned\s+by|maintained\s+in|lives?\s+in|belongs?\s+to|comes?\s+from)"
     r"\s+(?:the\s+)?[*_`]*[\w.-]+[*_`]*(?:\s+[*_`]*[\w.-]+[*_`]*)?\s+(?:mono)?repo(?:sitory)?\b"
     # "`packages/runtime/src/cloudflare/` in the flue monorepo" (not "in this monorepo", "in our repo")
@@ -968,7 +969,7 @@ _OWNED_AFTER = re.compile(
     r"\s+(?:mono)?repo(?:sitory)?\b", re.IGNORECASE)
 # "the Documentation repo's `web/src/`", "(in the **`Documentation` repo**, at `Documentation/web/`)": a named
 # repository, then the path in it ("that repo's `x`" may be this one: not taken).
-_REPO_BEFORE = re.compile(
+_REPO_BEFORE = lazyre.compile(
     r"(?<!\bthis\s)(?<!\bthat\s)(?<!\bour\s)(?<!\bsame\s)(?<!\beach\s)(?<!\byour\s)(?<!\bevery\s)"
     r"\brepo(?:sitory)?(?:[*_`]*(?:'s|’s)\s+(?:own\s+)?|[*_`]*,?\s+(?:at|under)\s+)$", re.IGNORECASE)
 

@@ -17,6 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 
+from . import lazyre
 from . import discovery as D
 from .findings import SEVERITIES
 from .fs import FileSystem
@@ -513,7 +514,7 @@ class FilesByName:
         return [Path(os.path.join(d, name)) for d in dirs]
 
 
-_SUPPRESS_RE = re.compile(r"<!--\s*ctxls-(ignore-file|ignore|disable)(?![\w-])([^>]*)-->")
+_SUPPRESS_RE = lazyre.compile(r"<!--\s*ctxls-(ignore-file|ignore|disable)(?![\w-])([^>]*)-->")
 
 
 VENDOR_DIRS = frozenset({"vendor", "third_party", "third-party", "3rdparty"})

@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import lazyre
 from ..findings import Finding, Related
 from ..mentions import generated_regions, in_region
 from ..words import plural
@@ -43,8 +44,8 @@ _FACTS = ("dup_copies.facts",)
 COPY_MIN = 5
 """Instructions of one file repeated in another from which the two are reported as one copy."""
 
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
-_VARIANT_SUFFIX = re.compile(r"[-_.][A-Za-z0-9]{1,12}$")
+_HEADING = lazyre.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+_VARIANT_SUFFIX = lazyre.compile(r"[-_.][A-Za-z0-9]{1,12}$")
 
 
 def regroup(ws: Workspace, findings: list[Finding]) -> list[Finding]:
@@ -130,19 +131,19 @@ def _as_info(f: Finding, now: dict[int, _Verdict]) -> Finding:
     return v.info
 
 
-_LIST_START = re.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|\||```|~~~)")
-_ITEM_MARK = re.compile(r"^\s*(?:>\s*)?(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*|__)?")
+_LIST_START = lazyre.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|\||```|~~~)")
+_ITEM_MARK = lazyre.compile(r"^\s*(?:>\s*)?(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*|__)?")
 # A line whose subject points back at what its section is about ("Such tests ...", "These files ...").
-_POINTS_BACK = re.compile(r"(?:such|these|those|this|they|them|it|the\s+same|both)\b", re.IGNORECASE)
-_CODE_SPAN = re.compile(r"`([^`]+)`")
-_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+")
+_POINTS_BACK = lazyre.compile(r"(?:such|these|those|this|they|them|it|the\s+same|both)\b", re.IGNORECASE)
+_CODE_SPAN = lazyre.compile(r"`([^`]+)`")
+_ITEM = lazyre.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+")
 # Sections that repeat by design: a summary of the file, or a numbered step of a procedure read as a whole.
-_SUMMARY = re.compile(r"\b(?:summary|recap|tl;?\s?dr|cheat\s*-?sheet|at\s+a\s+glance|quick\s+(?:reference|start|summary))\b",
+_SUMMARY = lazyre.compile(r"\b(?:summary|recap|tl;?\s?dr|cheat\s*-?sheet|at\s+a\s+glance|quick\s+(?:reference|start|summary))\b",
                       re.IGNORECASE)
-_BOLD_LINE = re.compile(r"^(\*\*|__)[^*_\n]+\1\s*:?$")
-_STEP_HEADING = re.compile(r"^(?:step\s+)?\d+[.):]\s", re.IGNORECASE)
-_NAV_LINK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\*\*)?\[[^\]]*\]\(\s*<?([^)\s>]+)>?\s*\)")
-_LAYOUT_LINE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\*\*)?`(?!/|~|https?:)([^`\s]+)`(?:\*\*)?\s*(?:[-—–:]|\()")
+_BOLD_LINE = lazyre.compile(r"^(\*\*|__)[^*_\n]+\1\s*:?$")
+_STEP_HEADING = lazyre.compile(r"^(?:step\s+)?\d+[.):]\s", re.IGNORECASE)
+_NAV_LINK = lazyre.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\*\*)?\[[^\]]*\]\(\s*<?([^)\s>]+)>?\s*\)")
+_LAYOUT_LINE = lazyre.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\*\*)?`(?!/|~|https?:)([^`\s]+)`(?:\*\*)?\s*(?:[-—–:]|\()")
 
 
 def _title(text: str) -> str:
@@ -150,9 +151,9 @@ def _title(text: str) -> str:
 
 
 # A lead-in that speaks of the file's own place: "Modify this package when:", "**DO NOT** work here for:".
-_ABOUT_HERE = re.compile(r"\b(?:this\s+(?:package|module|directory|folder|component|crate|service|library|app|"
+_ABOUT_HERE = lazyre.compile(r"\b(?:this\s+(?:package|module|directory|folder|component|crate|service|library|app|"
                          r"subsystem|layer|plugin)|here)\b", re.IGNORECASE)
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_TABLE_RULE = lazyre.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
 
 
 class _Facts:
@@ -317,7 +318,7 @@ def _reads_from(path: Path) -> Path:
     return path.parent
 
 
-_SELF_REFERENCE = re.compile(r"\b(?:this|the\s+present)\s+(?:file|document|guide|CLAUDE\.md|AGENTS\.md|ADR|header)\b"
+_SELF_REFERENCE = lazyre.compile(r"\b(?:this|the\s+present)\s+(?:file|document|guide|CLAUDE\.md|AGENTS\.md|ADR|header)\b"
                              r"|(?:此|本)(?:文件|头部|頭部|文档)", re.I)
 """(`MUST supersede this ADR` closing each ADR; `[PROTOCOL]: 变更时更新此头部`, "update this header", ending each
 module's CLAUDE.md: each copy speaks of its own file)"""
@@ -406,7 +407,7 @@ def _variants(a: Path, b: Path) -> bool:
         _VARIANT_SUFFIX.sub("", sb) == sa
 
 
-_PROHIBITION = re.compile(r"\b(?:don'?\s?ts?|do\s+not|avoid|never|anti-?patterns?|prohibited|forbidden|must\s+not)\b",
+_PROHIBITION = lazyre.compile(r"\b(?:don'?\s?ts?|do\s+not|avoid|never|anti-?patterns?|prohibited|forbidden|must\s+not)\b",
                          re.IGNORECASE)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from .. import lazyre
 from ..markdown import code_spans
 from .dup_units import File, Match, normalise
 
@@ -88,7 +89,7 @@ def disagree(files: list[File], m: Match) -> str | None:
 
 
 # A list item labelled by a path in a code span: "- **`web/`** — ", "- `packages/api`: ".
-_LABEL = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\*\*|__)?`([^`\n]+)`(?:\*\*|__)?\s*(?:—|–|-|:)\s+")
+_LABEL = lazyre.compile(r"^\s*(?:[-*+]|\d+[.)])\s+(?:\*\*|__)?`([^`\n]+)`(?:\*\*|__)?\s*(?:—|–|-|:)\s+")
 
 
 def _place_label(line: str, other: File, only_here: frozenset) -> frozenset | None:
@@ -125,7 +126,7 @@ _VALUES = frozenset("on off true false yes no enabled disabled enable disable al
                     "required optional sync async before after".split())
 
 
-_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_NUMBER = lazyre.compile(r"\d+(?:[.,]\d+)*")
 _SIGNS = "×~≈<>=+-$€£#"
 
 

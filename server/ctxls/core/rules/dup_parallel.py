@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 
+from .. import lazyre
 from .dup_units import ITEM_RE
 
 
@@ -52,7 +53,7 @@ def block_of(runs: list[int], start: int, end: int) -> int | None:
     return r if r >= 0 and runs[end] == r else None
 
 
-_NUMBER_WORD_RE = re.compile(r"(?<!\S)[^\s\d]*\d\S*")  # a word holding a digit (tried at word starts only)
+_NUMBER_WORD_RE = lazyre.compile(r"(?<!\S)[^\s\d]*\d\S*")  # a word holding a digit (tried at word starts only)
 
 
 def masked(key: str) -> tuple[str, ...]:

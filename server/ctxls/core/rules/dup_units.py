@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from .. import lazyre
 from ..markdown import prepare, structure
 
 # ----------------------------------------------------------------------------------------------- vocabulary
@@ -44,28 +45,28 @@ what which who whom whose how why
 e.g i.e etc
 """.split())
 
-_TOKEN_RE = re.compile(r"\w(?:[\w'./@+#:=-]*[\w+#/])?")
-_INLINE_COMMENT_RE = re.compile(r"<!--.*?-->")
-_UNDERSCORE_EMPH_RE = re.compile(r"(?<!\w)_+|_+(?!\w)")
+_TOKEN_RE = lazyre.compile(r"\w(?:[\w'./@+#:=-]*[\w+#/])?")
+_INLINE_COMMENT_RE = lazyre.compile(r"<!--.*?-->")
+_UNDERSCORE_EMPH_RE = lazyre.compile(r"(?<!\w)_+|_+(?!\w)")
 # A placeholder directory of a path, `.thinking/<task-folder>/`: two copies that call the slot `<task>` and
 # `<task-folder>` say the same thing (not a component, `<Button>`, which no slash encloses).
-_PATH_SLOT_RE = re.compile(r"(?<=/)<[a-z][\w-]*>(?=/)")
-_IMPORT_RE = re.compile(r"(?:^|\s)@[A-Za-z0-9._~/-]")
+_PATH_SLOT_RE = lazyre.compile(r"(?<=/)<[a-z][\w-]*>(?=/)")
+_IMPORT_RE = lazyre.compile(r"(?:^|\s)@[A-Za-z0-9._~/-]")
 
-ITEM_RE = re.compile(r"^( *)(?:[-*+]|\d{1,9}[.)])(?: +|$)")
-_HEADING_RE = re.compile(r"^ {0,3}#{1,6}(?:\s|$)")
-_SETEXT_RE = re.compile(r"^ {0,3}(?:=+|-+) *$")
-_HR_RE = re.compile(r"^ {0,3}(?:(?:\* *){3,}|(?:- *){3,}|(?:_ *){3,})$")
-_TABLE_SEP_RE = re.compile(r"^ *\|? *:?-+:? *(?:\| *:?-+:? *)*\|? *$")
-_QUOTE_RE = re.compile(r"^ {0,3}(?:> ?)+")
+ITEM_RE = lazyre.compile(r"^( *)(?:[-*+]|\d{1,9}[.)])(?: +|$)")
+_HEADING_RE = lazyre.compile(r"^ {0,3}#{1,6}(?:\s|$)")
+_SETEXT_RE = lazyre.compile(r"^ {0,3}(?:=+|-+) *$")
+_HR_RE = lazyre.compile(r"^ {0,3}(?:(?:\* *){3,}|(?:- *){3,}|(?:_ *){3,})$")
+_TABLE_SEP_RE = lazyre.compile(r"^ *\|? *:?-+:? *(?:\| *:?-+:? *)*\|? *$")
+_QUOTE_RE = lazyre.compile(r"^ {0,3}(?:> ?)+")
 _EXAMPLE_MARKS = frozenset("✅✓✔❌✗✘🚫👍👎")
 _WRONG_MARKS = frozenset("❌✗✘🚫👎")
-_WRONG_MARKED = re.compile(r"^[\s>*+|-]*(?:\d+[.)]\s*)?[❌✗✘🚫👎]", re.MULTILINE)
+_WRONG_MARKED = lazyre.compile(r"^[\s>*+|-]*(?:\d+[.)]\s*)?[❌✗✘🚫👎]", re.MULTILINE)
 """A line that opens with a wrong-way mark: where a file has one, its right-way marks (✅) show examples; where it
 has none, a ✅ line is a done item of a status list (a milestone copied from the parent), an instruction like
 any other."""
 
-_DATED = re.compile(r"^[\s*_`\[(|]*\d{4}-\d{2}-\d{2}\b")
+_DATED = lazyre.compile(r"^[\s*_`\[(|]*\d{4}-\d{2}-\d{2}\b")
 """A line that opens with its date (`2026-03-20` — Initial CLAUDE.md created.): an entry of a log, which records
 what happened that day in that file's place, not an instruction (every nested CLAUDE.md's "Recent Changes" has
 its own "Initial CLAUDE.md created")."""
@@ -223,7 +224,7 @@ def file_units(text: str, first: int, last: int, min_words: int) -> tuple[UnitRo
     return tuple(_units(lines, max(first, offset, 0), min(last, len(lines) - 1), skip, min_words))
 
 
-_LABEL_RE = re.compile(r"(\*\*|__)([^*_]+)\1[ \t]*(:?)")
+_LABEL_RE = lazyre.compile(r"(\*\*|__)([^*_]+)\1[ \t]*(:?)")
 
 
 def _is_label(stripped: str) -> bool:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import yaml
 
+from .. import lazyre
 from .. import discovery as D
 from ..loader import is_within
 from ..workspace import FileInfo, Workspace
@@ -386,12 +387,12 @@ def frontmatter_unknown_field(ws: Workspace):
 
 
 # Descriptive metadata: who wrote a command or skill, when, which version, how it is filed.
-_METADATA_KEY = re.compile(r"^(?:version|authors?|maintainers?|owners?|created|updated|last[-_]?(?:updated|modified|"
+_METADATA_KEY = lazyre.compile(r"^(?:version|authors?|maintainers?|owners?|created|updated|last[-_]?(?:updated|modified|"
                            r"reviewed)|modified|date|tags|category|categories|status|keywords|changelog|"
                            # where a copied skill came from, and how its collection rates it (`risk: safe`)
                            r"source|origin|upstream|homepage|repository|credits?|risk)$", re.I)
 # (a version, a date, or a web address: `source: https://github.com/x/skills/...`)
-_METADATA_VALUE = re.compile(r"^v?\d+(?:\.\d+){1,3}(?:[-+][\w.]+)?$|^\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?$"
+_METADATA_VALUE = lazyre.compile(r"^v?\d+(?:\.\d+){1,3}(?:[-+][\w.]+)?$|^\d{4}-\d{2}-\d{2}(?:[T ][\d:.]+Z?)?$"
                              r"|^https?://\S+$")
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable
 
+from .. import lazyre
 from .. import discovery as D
 from ..markdown import Structure, code_spans, find_imports, split_frontmatter, split_lines, structure
 
@@ -38,12 +39,12 @@ _PLACEHOLDER_STEMS = frozenset("""foo bar baz qux quux example sample something 
 
 
 # `your-skill/`, `my_module.py`: a name the reader is to choose.
-_PLACEHOLDER_SEGMENT = re.compile(r"(?:your|my)[-_]", re.IGNORECASE)
+_PLACEHOLDER_SEGMENT = lazyre.compile(r"(?:your|my)[-_]", re.IGNORECASE)
 
 
 # `TEST_SUITE_NAME`, `ComponentName`, `FeatureId`: a word that names what to put there (upper-case words joined by
 # underscores; capitalised words ending in Name, Id or Type).
-_PLACEHOLDER_WORD = re.compile(r"^(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|(?:[A-Z][a-z0-9]+)+(?:Name|Id|ID|Type))$")
+_PLACEHOLDER_WORD = lazyre.compile(r"^(?:[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|(?:[A-Z][a-z0-9]+)+(?:Name|Id|ID|Type))$")
 
 
 # Instruction-file kinds named without a directory ("check for a nearer `AGENTS.override.md`"): a kind of file
@@ -57,60 +58,60 @@ EXTRA_SKIP_DIRS = frozenset({"dist", "build", "out", "coverage", "node_modules",
                               "__pycache__", ".next", ".turbo", ".cache", "tmp", ".tmp"})
 
 
-_LINK = re.compile(
+_LINK = lazyre.compile(
     r"!?\[(?:[^\]\\]|\\.)*\]\(\s*(<[^>\n]*>|[^\s)]+)(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*\)"
 )
 
 
-_REF_DEF = re.compile(r"^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)")
+_REF_DEF = lazyre.compile(r"^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)")
 
 
-_URL = re.compile(r"<?\b[A-Za-z][A-Za-z0-9+.-]*://[^\s>)\]]*>?|\bwww\.[^\s)\]]+")
+_URL = lazyre.compile(r"<?\b[A-Za-z][A-Za-z0-9+.-]*://[^\s>)\]]*>?|\bwww\.[^\s)\]]+")
 
 
-_AT = re.compile(r"(?<![\w@.+-])@([A-Za-z0-9._~/-][^\s`'\"()<>\[\],;]*)")
+_AT = lazyre.compile(r"(?<![\w@.+-])@([A-Za-z0-9._~/-][^\s`'\"()<>\[\],;]*)")
 
 
 # A whitespace-delimited word holding a `/` or `.` (the lookbehind anchors it at the word's start: without it
 # the engine retries every position of every word, quadratic in the word's length).
-_BARE = re.compile(r"(?<!\S)[^\s/.]*[/.]\S*")
+_BARE = lazyre.compile(r"(?<!\S)[^\s/.]*[/.]\S*")
 
 
 # A dot starting an extension: every path a code span, mention or prose token can name has one or a `/`.
-_DOT_EXT = re.compile(r"\.[A-Za-z0-9]")
+_DOT_EXT = lazyre.compile(r"\.[A-Za-z0-9]")
 
 
-_DOT_INSIDE = re.compile(r"\.\S")
+_DOT_INSIDE = lazyre.compile(r"\.\S")
 
 
-_LOWER_NAME = re.compile(r"^[a-z0-9_][a-z0-9_-]*$")
+_LOWER_NAME = lazyre.compile(r"^[a-z0-9_][a-z0-9_-]*$")
 
 
-_UPPER_NAME = re.compile(r"^[A-Z][A-Z0-9_-]+$")
+_UPPER_NAME = lazyre.compile(r"^[A-Z][A-Z0-9_-]+$")
 
 
-SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+SCHEME = lazyre.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
 
 
-_LINE_SUFFIX = re.compile(r":\d+(?::\d+)?(?:-\d+)?$")
+_LINE_SUFFIX = lazyre.compile(r":\d+(?::\d+)?(?:-\d+)?$")
 
 
-_BAD_CHARS = re.compile(r"[*?\[\]{}<>$%|\\\"'=,;()!^&+@#:\s]")
+_BAD_CHARS = lazyre.compile(r"[*?\[\]{}<>$%|\\\"'=,;()!^&+@#:\s]")
 
 
-EXT = re.compile(r"^(.+)\.([A-Za-z0-9]{1,10})$")
+EXT = lazyre.compile(r"^(.+)\.([A-Za-z0-9]{1,10})$")
 
 
-_SEGMENT = re.compile(r"^[A-Za-z0-9_.-]+$")
+_SEGMENT = lazyre.compile(r"^[A-Za-z0-9_.-]+$")
 
 
 _REMOTES = frozenset({"origin", "upstream"})
-_VERSION_SEGMENT = re.compile(r"^v?\d+(?:\.(?:\d+|x|X|\*))*\.(?:x|X|\*)$")
+_VERSION_SEGMENT = lazyre.compile(r"^v?\d+(?:\.(?:\d+|x|X|\*))*\.(?:x|X|\*)$")
 
 
 # A qualified name: a lower-case package or module, then an exported (capitalised, camel-case) name.
 # (a package's symbol, `asyncio.Lock`, or a module's name, `VutuvWeb.Markdown`: capitalised words after the dots)
-_SYMBOL = re.compile(r"^(?:[a-z_][a-z0-9_]*|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)*)(?:\.[A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*)+$")
+_SYMBOL = lazyre.compile(r"^(?:[a-z_][a-z0-9_]*|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)*)(?:\.[A-Z][A-Za-z0-9_]*[a-z][A-Za-z0-9_]*)+$")
 # One-letter slots for a number or a name: `vN`, `N-slug`, `X.md`, `vX.Y.Z`.
 # A slot for a name or number inside a file name: one or two N/X joined by `_`/`-`, an upper-case word amid
 # lower-case ones, `<thing>-name`.
@@ -119,7 +120,7 @@ _MIME_SUBTYPES = frozenset("json plain html markdown xml csv javascript octet-st
                            "webm mp4 zip gzip form-data x-www-form-urlencoded event-stream openmetrics-text yaml toml "
                            "css svg+xml ndjson jsonl problem+json graphql protobuf grpc wasm tar mixed related "
                            "alternative byteranges ogg opus flac avif bmp tiff heic rtf msword".split())
-_NAMED_SLOT = re.compile(r"(?:^|[-_])(?:N{1,4}|X{1,3})(?:[-_]|$)|[a-z0-9][-_][A-Z]{4,}(?:[-_]|$)|^[a-z]+_or_[a-z]+$"
+_NAMED_SLOT = lazyre.compile(r"(?:^|[-_])(?:N{1,4}|X{1,3})(?:[-_]|$)|[a-z0-9][-_][A-Z]{4,}(?:[-_]|$)|^[a-z]+_or_[a-z]+$"
                          r"|^(?:my|new|your|some)[A-Z][a-z]|Xxx|^[a-z]{2,}[XYZ]$"  # (`useX`: any hook)
                          # `specs/YYYYMMDDThhmmss-feature-name.md`: a date
                          r"|Y{4}-?M{2}-?D{2}"
@@ -134,14 +135,14 @@ _NAMED_SLOT = re.compile(r"(?:^|[-_])(?:N{1,4}|X{1,3})(?:[-_]|$)|[a-z0-9][-_][A-
                          r"|^\d+[-_]name$"
                          # `test-foo.R`, `foo_test.go`: a made-up name inside a naming convention
                          r"|(?:^|[-_])(?:foo|bar|baz|qux)(?:[-_]|$)")
-_SUFFIX_NAME = re.compile(r"^_(?:tests?|specs?|mocks?|fixtures?|stories|story|bench(?:es)?)\.[a-z]+$")
-_VERSION_IN_NAME = re.compile(r"(?<![A-Za-z])v?X\.Y(?:\.Z)?(?![A-Za-z])")
-_SLOT_WORD = re.compile(r"(?:NAME|Name|ID|Id|TYPE|Type|HERE)$")
+_SUFFIX_NAME = lazyre.compile(r"^_(?:tests?|specs?|mocks?|fixtures?|stories|story|bench(?:es)?)\.[a-z]+$")
+_VERSION_IN_NAME = lazyre.compile(r"(?<![A-Za-z])v?X\.Y(?:\.Z)?(?![A-Za-z])")
+_SLOT_WORD = lazyre.compile(r"(?:NAME|Name|ID|Id|TYPE|Type|HERE)$")
 _MIXED_CASE_EXT = frozenset({"Rmd", "Rproj", "RData", "Rdata", "Rhistory"})
-_SLOT = re.compile(r"^(?:v?[NXYZ](?:-[a-z][\w-]*)?|[XYZ]\.[a-z]{1,5})$")
-_VERSION_SLOT = re.compile(r"^v?[XYZN](?:\.[XYZN]){1,3}$")
-_XX_SLOT = re.compile(r"(?:^|[-_])xx(?:[-_.]|$)")
-_PLACEHOLDER_NAME = re.compile(r"(?:^|[-_.])(?:X{2,}|x{3,}|N{3,}|YYYY)(?:[-_.]|$)|[a-z]Here(?:[-_.]|$)|(?:^|[-_])here(?:[-_.]|$)")
+_SLOT = lazyre.compile(r"^(?:v?[NXYZ](?:-[a-z][\w-]*)?|[XYZ]\.[a-z]{1,5})$")
+_VERSION_SLOT = lazyre.compile(r"^v?[XYZN](?:\.[XYZN]){1,3}$")
+_XX_SLOT = lazyre.compile(r"(?:^|[-_])xx(?:[-_.]|$)")
+_PLACEHOLDER_NAME = lazyre.compile(r"(?:^|[-_.])(?:X{2,}|x{3,}|N{3,}|YYYY)(?:[-_.]|$)|[a-z]Here(?:[-_.]|$)|(?:^|[-_])here(?:[-_.]|$)")
 
 
 _STRIP_LEAD = "([\"'*_"
@@ -457,7 +458,7 @@ def _token(out: list[_Tok], tok: str, col: int, kind: str, at: int = -1) -> None
 
 # A blank line, then an indented one: searched in "\n" + body, so that the body's start counts as a line start
 # (a pattern led by a literal "\n" is searched ten times faster than one led by `(?:^|\n)`).
-_INDENTED_BLOCK = re.compile(r"\n[ \t]*\n(?: {4}|\t)[ \t]*\S")
+_INDENTED_BLOCK = lazyre.compile(r"\n[ \t]*\n(?: {4}|\t)[ \t]*\S")
 
 
 def _indented_code(body: str) -> frozenset[int]:

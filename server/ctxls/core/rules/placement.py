@@ -14,6 +14,7 @@ from functools import lru_cache
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import lazyre
 from .. import discovery as D
 from ..workspace import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Related, Span
@@ -23,7 +24,7 @@ from .path_refs import SCHEME
 from . import rule
 
 # ----------------------------------------------------------------------------------------------- sections
-_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_HEADING = lazyre.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 
 
 @dataclass
@@ -84,30 +85,30 @@ def _content_lines(doc: _Doc) -> int:
 
 
 # ----------------------------------------------------------------------------------------------- CTX601
-_CRITICAL = re.compile(r"\b(?:MUST|NEVER|ALWAYS|IMPORTANT)\b")
-_BOLD_NEG = re.compile(r"(\*\*|__)\s*(?:do\s+not|don't|never)(?![A-Za-z]).*?\1", re.IGNORECASE)
-_LIST_ITEM = re.compile(r"^( *)(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)")
+_CRITICAL = lazyre.compile(r"\b(?:MUST|NEVER|ALWAYS|IMPORTANT)\b")
+_BOLD_NEG = lazyre.compile(r"(\*\*|__)\s*(?:do\s+not|don't|never)(?![A-Za-z]).*?\1", re.IGNORECASE)
+_LIST_ITEM = lazyre.compile(r"^( *)(?:[-*+]|\d{1,9}[.)])(?:[ \t]+|$)")
 
 
 # A heading that stresses its section, as a marker rather than a word of its title: "(Critical)", "[REQUIRED]",
 # "— mandatory" at the end, or a stress word in capitals. "## Required tools" or "# Important notes" are titles.
 _STRESS_WORDS = r"(?:critical|important|mandatory|required|must[- ]read|must|always|never)"
-_STRESS_MARK = re.compile(rf"[(\[]\s*{_STRESS_WORDS}\s*[)\]]|\s[—–-]+\s*{_STRESS_WORDS}\s*[!.]*\s*$", re.IGNORECASE)
-_STRESS_CAPS = re.compile(r"\b(?:CRITICAL|IMPORTANT|MANDATORY|REQUIRED|MUST|ALWAYS|NEVER)\b")
+_STRESS_MARK = lazyre.compile(rf"[(\[]\s*{_STRESS_WORDS}\s*[)\]]|\s[—–-]+\s*{_STRESS_WORDS}\s*[!.]*\s*$", re.IGNORECASE)
+_STRESS_CAPS = lazyre.compile(r"\b(?:CRITICAL|IMPORTANT|MANDATORY|REQUIRED|MUST|ALWAYS|NEVER)\b")
 
 
 def _stressed(title: str) -> bool:
     """Whether a heading marks its section as critical (see `_STRESS_MARK`)."""
     return bool(_STRESS_MARK.search(title) or _STRESS_CAPS.search(title))
 
-_LINK = re.compile(r"!?\[[^\]]*\]\([^)]*\)")
-_POINTER_WORDS = re.compile(r"\b(?:must|always|important|never|read|see|first|also|refer\s+to|check|consult|"
+_LINK = lazyre.compile(r"!?\[[^\]]*\]\([^)]*\)")
+_POINTER_WORDS = lazyre.compile(r"\b(?:must|always|important|never|read|see|first|also|refer\s+to|check|consult|"
                             r"before|starting|here|this|these|the|docs?|documentation|guides?)\b", re.IGNORECASE)
-_ALNUM = re.compile(r"[^\W_]")
+_ALNUM = lazyre.compile(r"[^\W_]")
 
 
 # "MUST READ: [guide](x.md) — what it covers": the stressed words send the reader to a link.
-_READ_LINK = re.compile(r"\b(?:must|always|important)\W{0,4}(?:read|see|consult|check|refer\s+to)\b[^\[\n]{0,20}\[",
+_READ_LINK = lazyre.compile(r"\b(?:must|always|important)\W{0,4}(?:read|see|consult|check|refer\s+to)\b[^\[\n]{0,20}\[",
                         re.IGNORECASE)
 
 
@@ -369,13 +370,13 @@ _TASKS = (
           "reviewing code or preparing a pull request"),
 )
 # "Build and test", "Style & testing": a task mixed with something every session needs.
-_GENERAL = re.compile(r"\b(?:build|builds|building|style|conventions?|architecture|overview|guidelines|rules|"
+_GENERAL = lazyre.compile(r"\b(?:build|builds|building|style|conventions?|architecture|overview|guidelines|rules|"
                       r"general|structure|layout|commands|workflow|principles|basics|code)\b")
-_JOINER = re.compile(r"\band\b|&|,|/|\+")
+_JOINER = lazyre.compile(r"\band\b|&|,|/|\+")
 _MANY_SESSIONS = 3
 """A CLAUDE.md below the root is considered when it loads in at least this many directory sessions."""
-_IMPORT_LINE = re.compile(r"(?:^|\s)@[A-Za-z0-9._~/-]")
-_PATH_TOKEN = re.compile(r"(?<![\w@./-])((?:\.{1,2}/)?[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+/?)")
+_IMPORT_LINE = lazyre.compile(r"(?:^|\s)@[A-Za-z0-9._~/-]")
+_PATH_TOKEN = lazyre.compile(r"(?<![\w@./-])((?:\.{1,2}/)?[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)+/?)")
 
 
 def _task_of(title: str) -> _Task | None:
@@ -518,7 +519,7 @@ def _section_finding(ws: Workspace, fi: FileInfo, doc: _Doc, sec: _Section, task
     return Finding("CTX602", "info", fi.path, span, msg, related=related, fixes=fixes, data=data)
 
 
-_MD_LINK = re.compile(r"(!?\[[^\]\n]*\]\()(<[^>\n]*>|[^)\s]+)((?:\s+\"[^\"\n]*\")?\))")
+_MD_LINK = lazyre.compile(r"(!?\[[^\]\n]*\]\()(<[^>\n]*>|[^)\s]+)((?:\s+\"[^\"\n]*\")?\))")
 
 
 def rebase_links(text: str, src_dir: Path, dest_dir: Path) -> str:

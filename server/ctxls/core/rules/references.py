@@ -41,6 +41,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
 
+from .. import lazyre
 from .. import discovery as D
 from ..loader import is_within
 from ..workspace import FileInfo, Workspace
@@ -54,8 +55,8 @@ from .path_index import submodules, Base, GitIgnores, Names, ancestor_bases, nam
 from .path_refs import EXT, KNOWN_EXT, Ref, extract, import_cols, path_shape
 from .sources import vendored
 
-_ROW_REPO = re.compile(r"\(\s*`([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)`\s*\)")
-_CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_ROW_REPO = lazyre.compile(r"\(\s*`([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)`\s*\)")
+_CAMEL_HUMP = lazyre.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _CODE_EXT = KNOWN_EXT - {"md", "mdx", "markdown", "txt", "rst", "adoc", "json", "jsonc", "yaml", "yml", "toml",
                           "ini", "cfg", "conf", "csv", "lock"}
 # Skill-relative bundle directories: CTX506 (skills family) checks those, and every link of a skill.
@@ -64,7 +65,7 @@ _BUNDLE_DIRS = frozenset({"scripts", "references", "reference", "assets", "templ
 # Lines that say the paths they name need not be there on every machine or every time, and examples in other
 # languages. Asked only of the lines that name a missing path (`_context_more`), which are few: every line pays
 # for the first list, and each word it holds costs a little on every line.
-_CONTEXT_SKIP_MORE = re.compile(
+_CONTEXT_SKIP_MORE = lazyre.compile(
     # saved or cloned there, kept out of git or on one machine, present only in CI or only sometimes
     # ("in CI" and "optional" are not among them: "tests run in CI via `scripts/ci.sh`" names a real path)
     # ("CI:" neither: "**CI:** `.github/workflows/ci.yml` runs lint" names a committed file; a clone only when
@@ -97,13 +98,13 @@ def _context_more(line: str) -> bool:
 
 
 # TypeScript sources that an import written with the emitted extension names (`./helpers.js` -> helpers.ts).
-_REPO_LABEL = re.compile(r"^\W*(?:\d+[.)]\s*)?[*_]{0,2}[\w .-]{0,30}\b(?:repo(?:sitory)?|upstream|source)[*_]{0,2}\s*[:：]"
+_REPO_LABEL = lazyre.compile(r"^\W*(?:\d+[.)]\s*)?[*_]{0,2}[\w .-]{0,30}\b(?:repo(?:sitory)?|upstream|source)[*_]{0,2}\s*[:：]"
                          r"\s*[*_]{0,2}<?https?://github\.com/", re.IGNORECASE)
-_GITHUB_REPO = re.compile(r"https?://github\.com/([\w.-]+/[\w.-]+)")
-_LABEL_AFTER = re.compile(r"`?\s*\(\s*[*_]{0,2}([A-Za-z][\w.-]*)[*_]{0,2}\s*\)")
+_GITHUB_REPO = lazyre.compile(r"https?://github\.com/([\w.-]+/[\w.-]+)")
+_LABEL_AFTER = lazyre.compile(r"`?\s*\(\s*[*_]{0,2}([A-Za-z][\w.-]*)[*_]{0,2}\s*\)")
 _TS_SOURCE = {"js": "ts", "jsx": "tsx", "mjs": "mts", "cjs": "cts"}
 # "See `HOOKS.md` for the protocol", "Biome, configured in `biome.json`": the text sends the reader to the file.
-_POINTER_BEFORE = re.compile(
+_POINTER_BEFORE = lazyre.compile(
     r"\b(?:see|read|refer\s+to|consult|open|per|(?:configured|defined|documented|described|declared|specified|"
     r"listed|kept|stored|located|found|lives?|set\s+up)\s+(?:in|at|by))\W*$", re.IGNORECASE)
 
@@ -322,7 +323,7 @@ def _in_code(ws: Workspace, f: Finding) -> Finding:
                 f"a part of the repository this copy leaves out (a filtered export?), not a stale path")
 
 
-_IDENT = re.compile(r"^[a-z_][a-z0-9_]*$")
+_IDENT = lazyre.compile(r"^[a-z_][a-z0-9_]*$")
 
 
 _VENDOR_DIRS = frozenset({"vendor", "third_party", "third-party", "3rdparty"})
@@ -331,7 +332,7 @@ _MANIFESTS = ("package.json", "Cargo.toml", "go.mod", "pyproject.toml", "setup.p
               "build.gradle.kts", "composer.json", "mix.exs", "Gemfile", "pubspec.yaml", "Package.swift")
 """Files that make their directory a package of a monorepo (see `_Checker._in_package`)."""
 
-_MAPS_TO = re.compile(r"^[`*_\s]*(?:→|->|=>|⇒|⟶)[`*_\s]*$")
+_MAPS_TO = lazyre.compile(r"^[`*_\s]*(?:→|->|=>|⇒|⟶)[`*_\s]*$")
 
 
 # What a template a user copies a local file from adds to the file's name (`config.yml.example`).
@@ -373,7 +374,7 @@ def _module_of_file(path: str, files: dict) -> bool:
     return any(n in files for n in (f"{parts[-2]}.{parts[-1]}", f"{parts[-1]}.py"))
 
 
-_WORDY = re.compile(r"[A-Za-z]{2}")
+_WORDY = lazyre.compile(r"[A-Za-z]{2}")
 
 
 def _edits_at_most(a: str, b: str, k: int) -> bool:
@@ -1438,14 +1439,14 @@ _GENERIC_NAMES = frozenset(n.lower() for n in """
     Cargo.toml Cargo.lock mod.rs lib.rs main.rs build.rs go.mod go.sum main.go doc.go Makefile CMakeLists.txt
     Dockerfile docker-compose.yml docker-compose.yaml compose.yaml justfile BUILD BUILD.bazel Gemfile pom.xml
     build.gradle build.gradle.kts .gitignore .dockerignore .editorconfig""".split())
-_GENERIC_PATTERN = re.compile(
+_GENERIC_PATTERN = lazyre.compile(
     # (a tool's own config, `vite.config.ts`, is in many projects; `vite.google-docs.config.ts` names one build)
     r"(?:index|readme)(?:\.[a-z0-9]+)+|tsconfig\.[\w.-]+|[\w-]+\.config\.[a-z]+|"
     r"\.(?:eslintrc|prettierrc|babelrc)(?:\..+)?"
 )
 
 
-_CLONE = re.compile(r"\b(?:git clone|gh repo clone)\b[^\n`]*?\s(?:\S+?[/:])?([\w.-]+?)(?:\.git)?/?(?:\s+([~/.\w-][^\s`;&|]*))?[ \t]*(?:$|[`;&|\n])", re.M)
+_CLONE = lazyre.compile(r"\b(?:git clone|gh repo clone)\b[^\n`]*?\s(?:\S+?[/:])?([\w.-]+?)(?:\.git)?/?(?:\s+([~/.\w-][^\s`;&|]*))?[ \t]*(?:$|[`;&|\n])", re.M)
 
 
 def cloned_children(body: str) -> frozenset[str]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from .. import lazyre
 from .. import discovery as D
 from ..workspace import FileInfo, Workspace
 from ..findings import Edit, Finding, Fix, Span
@@ -208,7 +209,7 @@ _PLACEHOLDER_WORDS = ("example", "sample", "placeholder", "dummy", "fake", "your
                       "change_me", "replace", "insert", "todo", "fixme", "secret_here", "here", "mock",
                       "test-key", "testkey", "notreal", "not-real", "invalid", "foobar", "lorem", "demo", "generate",
                       "insecure", "random")
-_REFERENCE_RE = re.compile(r"^(?:\$|%|\{\{|<|\(|\[|@|process\.env|os\.environ|env\.|ENV\[|getenv|secrets\.|vault:|"
+_REFERENCE_RE = lazyre.compile(r"^(?:\$|%|\{\{|<|\(|\[|@|process\.env|os\.environ|env\.|ENV\[|getenv|secrets\.|vault:|"
                            r"arn:|op://|ssm:|sm://|gcp:|azure:|keychain)", re.IGNORECASE)
 
 
@@ -271,7 +272,7 @@ def _looks_random(value: str, min_len: int = 16) -> bool:
     return classes >= 2 and re.search(r"[0-9]", value) is not None and ent >= 3.2
 
 
-_URL_HOST = re.compile(r"://[^\s/@'\"`<>]*@([^\s/:'\"`<>?#]+)")
+_URL_HOST = lazyre.compile(r"://[^\s/@'\"`<>]*@([^\s/:'\"`<>?#]+)")
 _LOCAL_HOSTS = {"localhost", "127.0.0.1", "0.0.0.0", "::1", "[::1]", "example.com", "example.org", "example.net"}
 _WEAK = {"password", "passwd", "pass", "secret", "postgres", "root", "admin", "test", "dev", "guest", "user", "mysql",
          "redis", "mongo", "rabbitmq", "changeme", "example", "pw", "pwd", "default"}
@@ -426,10 +427,10 @@ def _secrets(fi: FileInfo, kind: str) -> Iterator[Finding]:
 
 # A label marking what follows as the wrong way: "**Bad — hardcoded credential:**", "❌ Don't:", "# BAD" (a line
 # that ends in a colon, or a code comment).
-_WRONG_LABEL = re.compile(r"^\s*(?:[-*+>]\s*|\d+[.)]\s*)?(?:\*\*|__)?\s*(?:❌|✗|✘|🚫|⛔|👎|(?:bad|wrong|incorrect|insecure|"
+_WRONG_LABEL = lazyre.compile(r"^\s*(?:[-*+>]\s*|\d+[.)]\s*)?(?:\*\*|__)?\s*(?:❌|✗|✘|🚫|⛔|👎|(?:bad|wrong|incorrect|insecure|"
                           r"unsafe|vulnerable|don'?t|never|avoid|anti-?pattern)\b)[^\n]{0,80}[:：]\s*(?:\*\*|__)?\s*$",
                           re.IGNORECASE)
-_WRONG_COMMENT = re.compile(r"^\s*(?:#|//|--|/\*)\s*(?:❌|✗|🚫|(?:bad|wrong|insecure|unsafe|vulnerable|don'?t|never)\b)",
+_WRONG_COMMENT = lazyre.compile(r"^\s*(?:#|//|--|/\*)\s*(?:❌|✗|🚫|(?:bad|wrong|insecure|unsafe|vulnerable|don'?t|never)\b)",
                             re.IGNORECASE)
 
 
@@ -501,7 +502,7 @@ def _each(words: tuple[str, ...], rest: str) -> str:
     return "|".join(w + rest for w in words)
 
 
-_LEAD_RE = re.compile(r"(?:^|\n)[ \t]*(?:[-*+>]|\d+[.)])?[ \t]*$|[.:;!?][ \t]+$|\b(?:and|then|please|also|now|first|immediately)[ \t]+$")
+_LEAD_RE = lazyre.compile(r"(?:^|\n)[ \t]*(?:[-*+>]|\d+[.)])?[ \t]*$|[.:;!?][ \t]+$|\b(?:and|then|please|also|now|first|immediately)[ \t]+$")
 _ATTACK_RAW = [
     # override the instructions the model already has
     ("tries to override earlier instructions", re.compile(_each(
@@ -567,11 +568,11 @@ _ATTACK = [(label, rx, needles) for (label, rx), needles in zip(_ATTACK_RAW, _AT
 _ALSO_IN_CODE = {"reads credentials and sends them over the network"}
 _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 _SCOPED_KINDS = (D.RULE, D.SKILL, D.COMMAND, D.MEMORY_INDEX, D.MEMORY_TOPIC, IMPORT)
-_INLINE_COMMENT_RE = re.compile(r"<!--(.*?)-->", re.DOTALL)
-_ADDRESSED_RE = re.compile(r"\b(?:claude|assistant|ai|ai\s+agent|the\s+model|llm|language\s+model|"
+_INLINE_COMMENT_RE = lazyre.compile(r"<!--(.*?)-->", re.DOTALL)
+_ADDRESSED_RE = lazyre.compile(r"\b(?:claude|assistant|ai|ai\s+agent|the\s+model|llm|language\s+model|"
                            r"ai\s+assistant|coding\s+agent)\b", re.IGNORECASE)
-_SECOND_PERSON_RE = re.compile(r"\byou(?:r)?\b|\b(?:claude|assistant|ai|model|llm)\s*[:,]", re.IGNORECASE)
-_IMPERATIVE_RE = re.compile(r"\b(?:must|should|always|never|do\s+not|don't|ignore|instead|secretly|silently|"
+_SECOND_PERSON_RE = lazyre.compile(r"\byou(?:r)?\b|\b(?:claude|assistant|ai|model|llm)\s*[:,]", re.IGNORECASE)
+_IMPERATIVE_RE = lazyre.compile(r"\b(?:must|should|always|never|do\s+not|don't|ignore|instead|secretly|silently|"
                             r"make\s+sure|you\s+will|you\s+are)\b", re.IGNORECASE)
 
 # Invisible characters (checked in every loaded file).
@@ -579,9 +580,9 @@ _ZERO_WIDTH = {"\u200b": "ZERO WIDTH SPACE", "\u200c": "ZERO WIDTH NON-JOINER", 
                "\u2060": "WORD JOINER", "\ufeff": "ZERO WIDTH NO-BREAK SPACE", "\u180e": "MONGOLIAN VOWEL SEPARATOR",
                "\u2061": "FUNCTION APPLICATION", "\u2062": "INVISIBLE TIMES", "\u2063": "INVISIBLE SEPARATOR",
                "\u2064": "INVISIBLE PLUS"}
-_NAMES_INVISIBLE = re.compile(r"zero[- ]width|U\+200[BCD]|U\+FEFF|\\u200[bcd]|ZWSP|ZWNJ|ZWJ", re.IGNORECASE)
+_NAMES_INVISIBLE = lazyre.compile(r"zero[- ]width|U\+200[BCD]|U\+FEFF|\\u200[bcd]|ZWSP|ZWNJ|ZWJ", re.IGNORECASE)
 _BIDI = set("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-_INVISIBLE_RE = re.compile("[\u200b-\u200d\u2060-\u2064\ufeff\u180e\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")
+_INVISIBLE_RE = lazyre.compile("[\u200b-\u200d\u2060-\u2064\ufeff\u180e\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]")
 
 
 @rule("CTX702", "prompt-injection", "security", "warning",
@@ -671,7 +672,7 @@ def _phrases(fi: FileInfo, kind: str, text: str) -> Iterator[Finding]:
 # After "ignore previous instructions": the instructions meant are those of untrusted outside content, which
 # the line tells the model to resist. Only sources named as untrusted count: "in the files above" or "from the
 # documents you have read" is how an injection points at the rest of the context.
-_SCOPED_OUTSIDE_RE = re.compile(
+_SCOPED_OUTSIDE_RE = lazyre.compile(
     r"[ \t]+(?:(?:that\s+(?:appear|are)\s+)?(?:found|contained|embedded|appearing|written|hidden)\s+)?"
     r"(?:in|from|inside|within)\s+(?:any\s+|the\s+|a\s+)?"
     r"(?:fetched|web|external|untrusted|tool\s+(?:output|results?|calls?)|third[- ]party|retrieved|downloaded|"

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Iterator
 from urllib.parse import unquote
 
+from .. import lazyre
 from .. import discovery as D
 from ..code_imports import still_imported
 from ..loader import is_within
@@ -286,26 +287,26 @@ def _token_cut_line(ws: Workspace, fi: FileInfo, offset: int, budget: int) -> in
 
 
 # ============================================================================================ CTX506
-_HEADING_LINE = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
-_CD_RE = re.compile(r"^\s*(?:\$\s+)?cd\s+([\w./-]+)\s*(?:&&|;|$)")
-_OTHER_SKILL_RE = re.compile(r"\bin\s+the\s+`?([a-z0-9][\w-]*)`?\s+skill\b|`?([a-z0-9][\w-]*)`?\s+skill's\b")
+_HEADING_LINE = lazyre.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
+_CD_RE = lazyre.compile(r"^\s*(?:\$\s+)?cd\s+([\w./-]+)\s*(?:&&|;|$)")
+_OTHER_SKILL_RE = lazyre.compile(r"\bin\s+the\s+`?([a-z0-9][\w-]*)`?\s+skill\b|`?([a-z0-9][\w-]*)`?\s+skill's\b")
 _BUNDLE_DIRS = ("scripts", "references", "reference", "assets", "templates")
 _SKILL_DIR_VAR = r"\$\{?CLAUDE_SKILL_DIR\}?/"
-_SKILL_DIR_VAR_RE = re.compile("^" + _SKILL_DIR_VAR)
-_BUNDLE_RE = re.compile(
+_SKILL_DIR_VAR_RE = lazyre.compile("^" + _SKILL_DIR_VAR)
+_BUNDLE_RE = lazyre.compile(
     r"(?<![\w./$}\\-])(" + _SKILL_DIR_VAR + r"[\w./-]+|(?:\./)?(?:" + "|".join(_BUNDLE_DIRS) + r")/[\w./-]+)")
-_CODE_BUNDLE_RE = re.compile(
+_CODE_BUNDLE_RE = lazyre.compile(
     r"(?<![\w./$}\\-])(" + _SKILL_DIR_VAR + r"[\w./-]+|(?:\./)?(?:scripts|references)/[\w./-]+)")
-_LINK_RE = re.compile(r"!?\[(?:[^\]\\]|\\.)*\]\(\s*(<[^>\n]*>|[^)\s]+)(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)")
-_EXT_RE = re.compile(r"\.[A-Za-z0-9]{1,8}$")
+_LINK_RE = lazyre.compile(r"!?\[(?:[^\]\\]|\\.)*\]\(\s*(<[^>\n]*>|[^)\s]+)(?:\s+(?:\"[^\"]*\"|'[^']*'))?\s*\)")
+_EXT_RE = lazyre.compile(r"\.[A-Za-z0-9]{1,8}$")
 _PLACEHOLDER_NEXT = set("<{*[$%?")
 # Lines about files the skill makes rather than reads.
 _NO_CONTEXT = LineContext((), (), "")
-_CREATES_RE = re.compile(
+_CREATES_RE = lazyre.compile(
     r"\b(?:creat(?:e|es|ed|ing)|(?:re)?generat(?:e|es|ed|ing)|outputs?|save[sd]?|saving|writes?|written|writing|"
     r"emits?|produces?|scaffold\w*|renam(?:e|ed|ing)|moved?|delet(?:e|ed|ing)|remov(?:e|ed|ing)|add(?:s|ed|ing)?\s+"
     r"(?:a|an|new)|new\s+file|placeholder|for\s+example)\b|\be\.g\.")
-_OUTPUT_ARG_RE = re.compile(r"(?:>>?|\s-o|--out(?:put)?(?:=|\s))\s*[\"']?$")
+_OUTPUT_ARG_RE = lazyre.compile(r"(?:>>?|\s-o|--out(?:put)?(?:=|\s))\s*[\"']?$")
 
 
 @rule("CTX506", "skill-missing-bundled-file", "skills", "warning",
@@ -449,7 +450,7 @@ def skill_missing_bundled_file(ws: Workspace):
 
 
 # A program named from the project root or by the skill's variable, then its arguments up to the position asked.
-_ARG_OF_ROOTED_PROGRAM = re.compile(r"(?:^|[\s`'\"])(?:\./)?(?:\.claude/skills/|\$\{?CLAUDE_SKILL_DIR\}?/)\S+\s+(?:\S+\s+)*$")
+_ARG_OF_ROOTED_PROGRAM = lazyre.compile(r"(?:^|[\s`'\"])(?:\./)?(?:\.claude/skills/|\$\{?CLAUDE_SKILL_DIR\}?/)\S+\s+(?:\S+\s+)*$")
 
 
 def _climbing_ref(ws: Workspace, fi: FileInfo, skill_dir: Path, line: int, col: int, text: str,
@@ -506,7 +507,7 @@ def _skill_files(ws: Workspace, skill_dir: Path) -> list[str]:
     return sorted(out)
 
 
-_COMMAND_SPAN = re.compile(r"`(?:\$\s+)?(?:node|python3?|bash|sh|zsh|npx|bunx?|deno|ruby|perl|tsx|ts-node|uv\s+run|"
+_COMMAND_SPAN = lazyre.compile(r"`(?:\$\s+)?(?:node|python3?|bash|sh|zsh|npx|bunx?|deno|ruby|perl|tsx|ts-node|uv\s+run|"
                            r"pnpm(?:\s+exec)?|yarn|npm\s+exec|go\s+run)\s+[^`]*$")
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from .. import lazyre
 from .. import discovery as D
 from ..loader import is_within
 from ..workspace import FileInfo, Workspace
@@ -31,13 +32,13 @@ RULE_FIELDS = frozenset({"paths"})
 MEMORY_FIELDS = frozenset({"name", "description", "type", "modified"})
 
 
-NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+NAME_RE = lazyre.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 PORTABLE_NAME_MAX = 64
 PORTABLE_DESC_MAX = 1024
 
 
 
-KEY_LINE_RE = re.compile(r"^([A-Za-z_][\w.-]*)[ \t]*:(?:[ \t]|$)")
+KEY_LINE_RE = lazyre.compile(r"^([A-Za-z_][\w.-]*)[ \t]*:(?:[ \t]|$)")
 
 
 # --------------------------------------------------------------------------------------------- helpers
@@ -202,7 +203,7 @@ def _vendored(ws: Workspace, fi: FileInfo) -> str | None:
     return None
 
 
-_GITHUB_REPO = re.compile(r"github\.com[/:]([\w.-]+/[\w.-]+?)(?:\.git)?(?:[/#?]|$)")
+_GITHUB_REPO = lazyre.compile(r"github\.com[/:]([\w.-]+/[\w.-]+?)(?:\.git)?(?:[/#?]|$)")
 
 
 def _strings(value, depth: int = 0):
