@@ -121,6 +121,23 @@ def test_git_confirms_a_claim_in_text_or_makes_it_info(tmp_path: Path) -> None:
     assert "docs/architecture/api.md" in by_line[7].message
 
 
+def test_a_claim_git_could_not_answer_in_time_is_info_saying_so(tmp_path: Path, monkeypatch) -> None:
+    """Issue 15, set 30: under load the log of a 38,000-commit repository took longer than its budget, and
+    claims git would have settled as never committed stayed warnings, so the answer changed with the machine's
+    load. A log not read to its end confirms nothing: info, saying why. A link stays a warning."""
+    from ctxls.core import history
+
+    root = _claims_repo(tmp_path)
+    monkeypatch.setattr(history, "_log_removals", lambda *a, **k: ({}, False))  # git out of time
+    (root / ".home").mkdir()
+    ws = Workspace(root, Settings(home=root / ".home", ceiling=root), CheckConfig(select=("CTX401",)))
+    by_line = {f.line: f for f in run_checks(ws).findings}
+    assert by_line[3].severity == "info" and "could not be read in time" in by_line[3].message
+    assert by_line[4].severity == "info" and "could not be read in time" in by_line[4].message
+    assert by_line[5].severity == "warning"  # a link
+    assert by_line[7].severity == "warning"  # a real file named at a wrong path
+
+
 def test_without_git_history_or_in_a_shallow_clone_a_claim_stays_a_warning(tmp_path: Path) -> None:
     root = _claims_repo(tmp_path)
     assert _findings(root, "CTX401", git_history=False)[("CLAUDE.md", 4)] == "warning"

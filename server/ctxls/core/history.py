@@ -508,6 +508,13 @@ class History:
                     self._unread.add((head, p))
         return out
 
+    def unanswered(self, paths: Iterable[str]) -> set[str]:
+        """Of paths `removals` was asked about with ``settle``, those the log could not be read far enough for
+        (out of time, or git failed): nothing is known of them for this `HEAD`."""
+        if self._head is None:
+            return set()
+        return {p for p in paths if (self._head, p.lstrip("/")) in self._unread}
+
     def never_removed(self, paths: Iterable[str]) -> set[str]:
         """Of paths `removals` was asked about, those the whole history of `HEAD` shows no file deleted or
         renamed away at: the log was read to its start in time, in a clone that is not shallow (a shallow one

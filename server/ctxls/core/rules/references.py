@@ -207,7 +207,9 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "that names the commit when the repository had the file, info when the whole history (not a shallow "
           "clone's, read in time) never had a file there, since a path never committed is an example, a plan or "
           "another repository's as often as a wrong one (`[check] never_committed = \"warning\"` reports those "
-          "as warnings); a path git never had whose file name exists elsewhere in the workspace stays a warning "
+          "as warnings), and info too when git could not read the log in time to say (a very long history on a "
+          "busy machine: the answer must not turn into a warning with the load; a shallow clone's log stops at "
+          "its cut and leaves the warning); a path git never had whose file name exists elsewhere in the workspace stays a warning "
           "(`docs/api.md` where `docs/architecture/api.md` is: a real file named at a wrong path). "
           "A path whose Python module the repository's code still imports (`from recidiviz.calculator import ...` "
           "while recidiviz/calculator/ is not in the checkout: a filtered export of a larger repository, asked "
@@ -501,6 +503,7 @@ def _was_there(ws: Workspace, unsure: list[Finding]) -> list[Finding]:
     # stays info; a later check asks again)
     removals = history.removals(wanted.values(), budget=GIT_BUDGET_S, settle=True) if history is not None else {}
     never = history.never_removed(wanted.values()) if history is not None else set()
+    late = history.unanswered(wanted.values()) if history is not None else set()
     # The file naming it must be older than the removal: one written after the file went names something else
     # (`component.tsx` in a command added after a `component.tsx` of an old layout was deleted). Not for a path of
     # three segments or more (`web/src/icons`): so precise a path names what was there, even in text that moved
@@ -515,7 +518,8 @@ def _was_there(ws: Workspace, unsure: list[Finding]) -> list[Finding]:
     for f in unsure:
         r = removals.get(wanted.get(f.data["path"], ""))
         if _confirming(f):
-            out.append(_confirmed(f, r, wanted.get(f.data["path"]) in never, ws.config.never_committed))
+            out.append(_confirmed(f, r, wanted.get(f.data["path"]) in never, ws.config.never_committed,
+                                  late=wanted.get(f.data["path"]) in late))
             continue
         if r is not None and f.data.get("package") and not r.path.startswith(f.data["package"] + "/"):
             r = None  # a file of that name that another package had
@@ -538,15 +542,25 @@ def _confirming(f: Finding) -> bool:
     return bool(f.data.get("if_never")) and not f.data.get("unsure")
 
 
-def _confirmed(f: Finding, r: "Removal | None", never: bool, severity: str = "info") -> Finding:
+def _confirmed(f: Finding, r: "Removal | None", never: bool, severity: str = "info", late: bool = False) -> Finding:
     """A claim in text, once git has been asked about it. Git showing the repository had the file makes it a
     warning that names the commit; git's whole history (not a shallow clone's, and read in time) showing no file
     ever there makes it info: on 144 repositories, paths never committed were examples, planned files, other
     repositories' and made-up layouts about two times in three, where paths git had were stale nine times in
-    ten. A link and a misspelt name never come here; git not answering leaves the warning."""
+    ten. A link and a misspelt name never come here. A repository whose log git could not read in time (a very
+    long history on a busy machine, or a broken object) confirms nothing either way: info too, saying so, which
+    keeps the answer from turning into a warning with the machine's load. No repository, `git_history = false`
+    or a shallow clone (whose log stops at its cut) leave the warning."""
     data = {k: v for k, v in f.data.items() if k != "if_never"}
     if r is not None:
         return _removed(f, data, r)
+    if late and not data.get("candidates"):
+        data["explain"] = [*data.get("explain", ()), "git history could not be read in time to say whether the "
+                           "repository ever had this path"]
+        return dataclasses.replace(f, severity=severity, data=data,
+                                   message=f"`{f.data['text']}` does not exist, and git history could not be read in "
+                                           f"time to say whether it ever had it; point the reference at the right "
+                                           f"path or remove it")
     if not never:
         return dataclasses.replace(f, data=data)
     if data.get("candidates"):
