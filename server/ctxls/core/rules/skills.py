@@ -230,7 +230,9 @@ repositories, skills 6-22% over were judged not worth splitting, and those 29% a
           "read each. Limits: `skill_max_lines` and `skill_max_tokens` in the [check] settings. At most a quarter "
           "over either is info: a few lines over the guidance is no reason to split a skill. So is a vendored skill (its "
           "frontmatter's `metadata` pins it to an upstream repository, or a skills lock file at the root, "
-          "`skills-lock.json` or `agents.toml`, names it, or it ships its own licence file: LICENSE.txt beside "
+          "`skills-lock.json` or `agents.toml`, names it, a JSON file among the skill directories records its "
+          "checksum (`.claude/skills/.mizerAgents.json`: `\"build-model/SKILL.md\": \"46dff4d6...\"`, what an "
+          "installer that overwrites it keeps), or it ships its own licence file: LICENSE.txt beside "
           "SKILL.md): its length is upstream's to change.")
 def skill_body_too_long(ws: Workspace):
     max_lines = ws.config.skill_max_lines

@@ -195,11 +195,34 @@ def _vendored(ws: Workspace, fi: FileInfo) -> str | None:
     for lock, text in locks.items():
         if re.search(r"[\"'/\[]" + re.escape(name) + r"[\"'/\]#@]", text):
             return f"{lock} pins it to an upstream source"
+    manifest = _checksum_manifest(ws, fi.path.parent.parent, name)
+    if manifest is not None:
+        return f"{manifest} records its checksum: a tool installed it and overwrites it"
     for lic in _LICENCES:
         # (a project's own skill falls under the project's licence; one that ships its own is a copy of another's:
         # Anthropic's skill-creator carries LICENSE.txt)
         if ws.exists(fi.path.parent / lic) and fi.path.parent != ws.root:
             return f"it ships its own licence ({lic}): a copy of another project's skill"
+    return None
+
+
+def _checksum_manifest(ws: Workspace, skills_dir: Path, name: str) -> str | None:
+    """A JSON file among the skill directories that maps `<name>/SKILL.md` to a checksum
+    (`.claude/skills/.mizerAgents.json`: `"build-model/SKILL.md": "46dff4d6..."`): what an installer writes to
+    know whether a user edited the files it overwrites. Its name, relative to the workspace, else None."""
+    key = ("skill-manifests", skills_dir)
+    manifests = ws.fs.memo.get(key)
+    if manifests is None:
+        manifests = {}
+        for entry, kind in ws.fs.listing(skills_dir).items():
+            if kind == "f" and entry.endswith(".json"):
+                src = ws.fs.read(skills_dir / entry)
+                if src.ok and src.text and len(src.text) < 1_000_000:
+                    manifests[entry] = src.text
+        ws.fs.memo[key] = manifests
+    for entry, text in manifests.items():
+        if re.search(r"\"" + re.escape(name) + r"/SKILL\.md\"\s*:\s*\"[0-9a-fA-F]{32,}\"", text):
+            return ws.rel(skills_dir / entry)
     return None
 
 
