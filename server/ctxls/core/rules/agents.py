@@ -23,6 +23,7 @@ from ..profiles.cursor import ALWAYS, AUTO, MANUAL, classify
 from . import rule
 from .dup_disagree import HARD, Spans, disagreement
 from .duplication import file_units, normalise, similarity
+from .paths_glob import kind_only
 
 _NAMES = M.AGENT_NAMES
 _CACHE: "weakref.WeakKeyDictionary[Workspace, dict]" = weakref.WeakKeyDictionary()
@@ -311,7 +312,9 @@ def _copilot_files(ws: Workspace) -> list[Path]:
       example="```markdown\n---\napplyTo: \"*.py\"\n---\n```\nin a repository whose Python files all live under src/.",
       fix="Fix the glob (`**/*.py` for every Python file, `src/**` for a directory), or delete the file. Confidence: "
           "info for a dead glob beside others that match (`*.yaml` beside `*.yml`: the instructions apply through "
-          "the others), unless it is the `*` slip a hint names. A YAML list of globs, block or flow (`applyTo: ['*']`), "
+          "the others), unless it is the `*` slip a hint names; so is a glob that names a kind of file wherever it is "
+          "(`**/*.py`, `**/*.{test.ts,spec.ts}`) in a project that has none yet: the instructions are written ahead "
+          "of the files. A YAML list of globs, block or flow (`applyTo: ['*']`), "
           "is read as its globs.")
 def copilot_apply_to_no_match(ws: Workspace):
     files = None
@@ -335,9 +338,14 @@ def copilot_apply_to_no_match(ws: Workspace):
             hint = " (`*` does not cross directories: `**/" + next(g for g in dead if g.startswith("*")) + "` would)"
         # (one dead glob beside live ones, `*.yaml` beside `*.yml`, is a harmless companion unless it is the `*` slip)
         partial = len(dead) < len(globs) and not hint
-        yield Finding("CTX804", "info" if partial else "warning", p, _value_span(lines, v.line),
+        # (`**/*.py`, `**/*.{test.ts,spec.ts}` in a project with none yet: a kind of file, wherever it is, that the
+        # instructions are written ahead of; nothing about the glob is wrong, as CTX507 says of `paths:`)
+        ahead = not hint and all(kind_only(g) for g in dead)
+        yield Finding("CTX804", "info" if partial or ahead else "warning", p, _value_span(lines, v.line),
                       f"applyTo {', '.join(dead)} matches no file of the workspace, so Copilot never applies "
-                      f"{'these instructions' if len(dead) == len(globs) else 'through it'}{hint}",
+                      f"{'these instructions' if len(dead) == len(globs) else 'through it'}{hint}"
+                      + (" (it names a kind of file the project has none of yet: fix it if such files exist)"
+                         if ahead and not partial else ""),
                       data={"globs": dead})
 
 

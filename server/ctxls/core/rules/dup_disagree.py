@@ -159,8 +159,8 @@ def disagreement(key_a: str, words_a: frozenset, key_b: str, words_b: frozenset,
     other (`@scope/x` / `x`). CTX202 and CTX806 (across agents) ask this."""
     wa, wb = key_a.split(), key_b.split()
     nums_a, nums_b = _numbers(wa), _numbers(wb)
-    if nums_a and nums_b and nums_a != nums_b:
-        return "number"
+    if nums_a and nums_b and nums_a != nums_b and not (nums_a < nums_b or nums_b < nums_a):
+        return "number"  # (one copy giving a number more, "Vite 6" for "Vite", elaborates: see below)
     if sum(w in _NEGATIONS for w in wa) != sum(w in _NEGATIONS for w in wb):
         return "negation"  # one copy negates what the other does not ("No f-strings" and "Don't use f-strings" agree)
     mod_a, mod_b = _strengths(wa), _strengths(wb)
@@ -168,7 +168,9 @@ def disagreement(key_a: str, words_a: frozenset, key_b: str, words_b: frozenset,
         return "strength"  # MUST here, should there
     extra = words_a ^ words_b
     if not extra or extra <= _LIGHT_VERBS:
-        return None  # the same content words: a paraphrase ("Don't use f-strings" / "No f-strings")
+        # the same content words: a paraphrase ("Don't use f-strings" / "No f-strings"), or, with a number only
+        # one copy gives ("Vite 6" / "Vite"), an elaboration (info: the other may be out of date)
+        return "elaboration" if nums_a != nums_b else None
     names = spans.names if spans is not None else set
     if len(extra) == 1 and (words_a <= words_b or words_b <= words_a) and extra <= names():
         if spans is not None and spans.grew():

@@ -231,7 +231,7 @@ def duplicate_instruction(ws: Workspace):
           "milestones are:\" / \"Phase 3 milestones are:\"): info. Nor, in a git repository, are two versions "
           "one commit last changed (a table row and the list item it restates, written together: on 168 real "
           "repositories no such pair was a copy left behind; a stale copy is one a later commit updated in one "
-          "place only). Numbers are compared as quantities (`5.0%` is 5, `2台` is 2), and \"x instead of y\" "
+          "place only). Numbers are compared as quantities (`5.0%` is 5, `2台` is 2), and a copy that only gives a number more (`Vite 6` / `Vite`, `Node 18 or 20` / `Node 18`) elaborates the other (info), and \"x instead of y\" "
           "negates y as \"x, not y\" does. A line that opens with its date (`2026-03-20` — Initial CLAUDE.md "
           "created) is a log entry, not an instruction (CTX201 too). A version inside a block a tool writes "
           "(`<!-- gitnexus:start -->` ... `<!-- gitnexus:end -->`, each run's own counts) is info: change what the "

@@ -120,7 +120,7 @@ def _paths_glob(ws: Workspace, suspects: list[tuple[Finding, str]]):
                 matched = True
             else:
                 misses.append((entry, line))
-        kinds_only = all(_kind_only(e) for e, _ in misses)
+        kinds_only = all(kind_only(e) for e, _ in misses)
         for entry, line in misses:
             where = ws.rel(base) if base != ws.root else "the workspace root"
             where = where if where != "." else "the workspace root"
@@ -131,7 +131,7 @@ def _paths_glob(ws: Workspace, suspects: list[tuple[Finding, str]]):
                               f"Glob '{entry}' matches no file under {where} yet (the {kind_word(fi.kind)} loads "
                               f"for its other patterns); drop it if no such file is coming")
                 continue
-            moved = None if _kind_only(entry) else _moved_dir(ws, base, entry)
+            moved = None if kind_only(entry) else _moved_dir(ws, base, entry)
             family = _family(entry, entries)
             if matched and moved is not None and family is not None:
                 # `java/compiler/**` beside `go/compiler/**` and `csharp/compiler/**`: one pattern per language of a
@@ -196,7 +196,7 @@ def _literal_dir(entry: str) -> str:
     return entry[:cut].rpartition("/")[0].strip("/")
 
 
-def _kind_only(entry: str) -> bool:
+def kind_only(entry: str) -> bool:
     """A glob that names a kind of file wherever it is (`**/*.nix`, `*.tsx`, `flake.nix`), no directory."""
     return "/" not in entry.strip("/").removeprefix("**/")
 
