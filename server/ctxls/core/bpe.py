@@ -105,9 +105,12 @@ def count(text: str) -> int:
 
         _split = regex.compile(PATTERN).findall
     try:
-        text.encode("utf-8")
+        return _count(table, text)
     except UnicodeEncodeError:  # lone surrogates: tiktoken replaces them the same way
-        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        return _count(table, text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"))
+
+
+def _count(table: dict[bytes, int], text: str) -> int:
     n = 0
     for piece in _split(text):
         b = piece.encode("utf-8")

@@ -82,7 +82,7 @@ def _counter(chars: int) -> Callable[[str], int]:
     """What counts ``chars`` characters of text best: `bpe.count` while this process has counted little and no
     encoder is built, else the encoder's `encode_ordinary`, built for it."""
     global _py_used
-    if _ENCODER is None and _py_used + chars <= PY_BUDGET:
+    if _in_python(chars):
         from . import bpe
 
         _py_used += chars
@@ -91,10 +91,15 @@ def _counter(chars: int) -> Callable[[str], int]:
     return lambda t: len(encode(t))
 
 
+def _in_python(chars: int) -> bool:
+    """Whether ``chars`` more characters are counted by `bpe` (see `PY_BUDGET`)."""
+    return _ENCODER is None and _py_used + chars <= PY_BUDGET
+
+
 def prepare(chars: int) -> None:
     """Load what counting ``chars`` characters will take (the ranks, or the encoder too) now: before a fork, so
     both processes share it."""
-    if _ENCODER is None and _py_used + chars <= PY_BUDGET:
+    if _in_python(chars):
         from . import bpe
 
         bpe.ranks()

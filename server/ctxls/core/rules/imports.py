@@ -155,7 +155,7 @@ def import_missing(ws: Workspace):
                 sp = _span(fi, ref)
                 # (not applied by --fix: it drops punctuation the sentence may need)
                 fix = Fix(f"Import @{raw}", (Edit(fi.path, sp, "@" + raw),), safe=False)
-                also = next((r for r, t in targets if t == meant and ws.fs.exists(t)), None)
+                also = next((r for r, t in targets if t == meant), None)  # (``meant`` exists)
                 if also is not None:
                     # the same file imported elsewhere in this file: its text loads anyway
                     yield Finding("CTX301", "info", fi.path, sp,
