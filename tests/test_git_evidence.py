@@ -278,3 +278,31 @@ def test_without_git_a_path_the_code_imports_stays_a_warning(tmp_path: Path) -> 
     assert _findings(root, "CTX401", git_history=False)[("CLAUDE.md", 3)] == "warning"
     shutil.rmtree(root / ".git")
     assert _findings(root, "CTX401")[("CLAUDE.md", 3)] == "warning"
+
+
+def test_a_generated_file_or_a_place_to_put_things_that_git_shows_moved_is_stale(tmp_path: Path) -> None:
+    """Set 28's Silencer and set 27's blz: `src/os.cpp` in a list under "Build artifacts" is read as something a
+    build makes, and "Move logs to `.agents/logs/.archive/`" as a place things are put. Git showing the path was
+    renamed away (to `src/platform/os.cpp`, `.agents/.archive/`) says the text names the old place: a warning. A
+    file under the same heading that git shows was deleted, not moved (`dist/app.js`), may be built again: silent.
+    The .gitignore naming the new place (`.agents/.archive/*`) does not make the old one a run-time name."""
+    root = _new_repo(tmp_path)
+    write(root, "src/os.cpp", "int x;\n")
+    write(root, "src/main.cpp", "int main;\n")
+    write(root, "dist/app.js", "x\n")
+    write(root, ".agents/logs/.archive/.gitkeep", "")
+    write(root, ".agents/logs/2025-01-01-setup.md", "# Setup\n")
+    write(root, "CLAUDE.md", "# Game\n\n## Build artifacts\n\n"
+                             "- Windows: the runtime finds its assets next to the exe (`src/os.cpp` `GetResDir`).\n"
+                             "- Web: the bundle `dist/app.js`, loaded by `src/main.cpp`.\n\n"
+                             "## Logs\n\nMove logs to `.agents/logs/.archive/` when:\n\n1. they are older than 30 days\n")
+    _commit(root, "first", "2025-01-01T12:00:00Z")
+    (root / "src/platform").mkdir()
+    git(root, "mv", "src/os.cpp", "src/platform/os.cpp")
+    git(root, "rm", "-q", "dist/app.js")
+    (root / ".agents/.archive").mkdir(parents=True)
+    git(root, "mv", ".agents/logs/.archive/.gitkeep", ".agents/.archive/.gitkeep")
+    shutil.rmtree(root / ".agents/logs/.archive", ignore_errors=True)  # (git mv leaves the emptied directory)
+    write(root, ".gitignore", ".agents/.archive/*\n!.agents/.archive/.gitkeep\n")
+    _commit(root, "reorganise", "2025-02-01T12:00:00Z")
+    assert _findings(root, "CTX401") == {("CLAUDE.md", 5): "warning", ("CLAUDE.md", 10): "warning"}

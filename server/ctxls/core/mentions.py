@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from . import lazyre
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 CLAIM = "claim"
@@ -37,6 +37,12 @@ class Purpose:
     """claim | example | contrast | created | history | external | optional"""
     why: str
     """The heuristic that decided, in words (shown by `ctxls check --explain`)."""
+    weak: str = ""
+    """A purpose read from a mark that also heads real files, which the rule tests against the workspace:
+    "listed", an example ("- ✅ `x.py`") that names real files when the other paths listed with it exist;
+    "beside", one ("Real examples: `a`, `b`") that does when a path on its line exists; "moved", a generated
+    file or a place to put things, known from a heading, a lead-in or a verb of storing, that git shows was
+    moved away: then the text names the old place."""
 
 
 # -- clause boundaries: a sentence end, a semicolon, a colon, a dash, a table cell, an opening of a list
@@ -49,6 +55,7 @@ _BAD_MARK = lazyre.compile(r"^\s*(?:[-*+]|\d+[.)])?\s*(?:❌|✗|✘|×|🚫|�
                        r"never|no|anti-?pattern|not\s+allowed|disallowed|forbidden|banned|prohibited)(?:\*\*|__)?\s*[:：])",
                        re.IGNORECASE)
 _MARK_IN_ROW = lazyre.compile(r"(✅|✓|✔|❌|✗|✘|🚫)")
+_WORD = lazyre.compile(r"[A-Za-z]")
 
 # Words right before the mention (same clause) that make it a counter-example: "not `x`", "instead of `x`".
 _NEGATED = lazyre.compile(r"(?:\b(?:not|never|instead\s+of|rather\s+than|avoid|don'?t\s+(?:use|add|create|put)|"
@@ -158,7 +165,10 @@ _WILL_MOVE_TO = lazyre.compile(r"\b(?:should|will|must|could|can|may|would|to)\s
 
 # "A test for `modules/Chat/CreateChatAction.php` goes in `tests/Unit/Chat/CreateChatActionTest.php`": where one
 # new thing of a kind goes, the layout's rule shown on one case
-_NEW_ONE_GOES = lazyre.compile(r"(?:^|[.;:]\s|\W)(?:an?|each|every|any|new)\s+(?:[^.;:]|[.:](?=\S)){0,160}?\bgo(?:es)?\s+(?:in|into|under)"
+# (and "a new "share" feature would live in `src/ops/files/share`": a made-up one, in the conditional; "a helper
+# at `src/x.ts` belongs at `tests/unit/x.test.ts`")
+_NEW_ONE_GOES = lazyre.compile(r"(?:^|[.;:]\s|\W)(?:an?|each|every|any|new)\s+(?:[^.;:]|[.:](?=\S)){0,160}?"
+                           r"\b(?:go(?:es)?|belongs?|would\s+(?:live|go|be|sit))\s+(?:in|into|under|at)"
                            r"\W*$", re.IGNORECASE)
 
 # "make assumptions, document them (`.gaia/assumptions.md`)", "log the decision (`notes/decisions.md`)": the
@@ -283,8 +293,12 @@ IN_OTHER_PLACE = lazyre.compile(r"^`?\s+in\s+`([A-Za-z0-9_-]+)/([A-Za-z0-9_.-]+)
 _CONDITIONAL_BEFORE = lazyre.compile(r"\b(?:if|when|where|unless|whether)\b[^.;]{0,60}?\b(?:exists?|present|available|any)\b"
                                  r"[^.;]{0,20}$|\bif\s+(?:you(?:'re|\s+are)\s+)?(?:not\s+)?using\b(?:[^.;]|\.(?=\w)){0,80}$"
                                  # "If a README lists `x`, it must exist": a case made up with an indefinite article
-                                 r"|\bif\s+(?:a|an|any|some)\s+\w+(?:\s+\w+){0,3}\s*$",
+                                 r"|\bif\s+(?:a|an|any|some)\s+\w+(?:\s+\w+){0,3}\s*$"
+                                 # "If your issue number is `1238`, you read `issue-1238.md`": a case made up
+                                 r"|\bif\s+your\s+\w+(?:\s+\w+){0,2}\s+(?:is|are)\s+[^.;]{0,40}$",
                                  re.IGNORECASE)
+_EXISTS_IN = lazyre.compile(r"\b\w+\s+(?:exists?|is\s+present|are\s+present)\s+(?:in|under|inside|within)\s+`?$",
+                         re.IGNORECASE)
 # "check for `x`", "look for `x`": whether it is there is the question.
 _CHECKED_BEFORE = lazyre.compile(r"\b(?:check(?:s|ing)?\s+(?:for|whether|if)|look(?:s|ing)?\s+for|search(?:es|ing)?\s+for)\b"
                              r"(?:(?!\.\s)[^;:]){0,60}$", re.IGNORECASE)
@@ -355,6 +369,9 @@ class LineContext:
     """For a row of a table, the table's header row, else ""."""
     lead: str = ""
     """For a list item or table row, the paragraph line ending in ":" right above its list or table, else ""."""
+    contrast: bool = False
+    """Whether the section the line is in (down to the next heading) marks something as wrong (❌, Bad:): only
+    then is a bare tick (✅) a mark of the right way rather than of work done."""
 
 
 # A line that opens a block of its own rather than continuing the paragraph above: a list item, heading, table
@@ -571,6 +588,21 @@ def _contexts(lines: list[str]) -> list[LineContext]:
         heads_t = tuple(t for _, t in heads) + ((label,) if label else ())
         under = lead if lead is not line and (m or stripped.startswith("|") or current) else ""
         out.append(LineContext(heads_t, parents, current, header if stripped.startswith("|") else "", under))
+    return _mark_contrast(lines, out)
+
+
+_WRONG_TICK = lazyre.compile(r"[❌✗✘🚫⛔👎]")
+
+
+def _mark_contrast(lines: list[str], out: list[LineContext]) -> list[LineContext]:
+    """Sets `contrast` on the lines of each section (heading to heading) that marks something as wrong."""
+    start = 0
+    for i in range(len(lines) + 1):
+        if i == len(lines) or (i > start and _HEADING.match(lines[i])):
+            if any(_WRONG_TICK.search(x) or _BAD_MARK.match(x) for x in lines[start:i]):
+                for k in range(start, i):
+                    out[k] = replace(out[k], contrast=True)
+            start = i
     return out
 
 
@@ -702,12 +734,17 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
     head = _list_head(line, col)
     if _LIST_DENIED.search(head):
         return Purpose(CONTRAST, "one of a list the sentence denies (No `a`, `b` ...)")
-    # 2. examples
-    if _GOOD_MARK.match(item) or (line.lstrip().startswith("|") and _MARK_IN_ROW.search(line)):
-        return Purpose(EXAMPLE, "an example of the right way (its list item or table row is marked ✅, Good:)")
+    # 2. examples (a bare tick, "- ✅ `x.py` - currency types", is work done unless the section also marks
+    # what is wrong: a list of deliverables names real files)
+    good = _GOOD_MARK.match(item)
+    if good is not None and not ctx.contrast and not _WORD.search(good.group(0)):
+        good = None
+    if good is not None or (line.lstrip().startswith("|") and _MARK_IN_ROW.search(line) and ctx.contrast):
+        return Purpose(EXAMPLE, "an example of the right way (its list item or table row is marked ✅, Good:)",
+                       "" if good is not None and _WORD.search(good.group(0)) else "listed")
     if _EXAMPLE_BEFORE.search(_sentence_before(line, col)) and not _CLAIM_VERB_AFTER.match(after):
         return Purpose(EXAMPLE, "introduced as an example (e.g., for example, such as, like) and nothing is said "
-                                "about the file itself")
+                                "about the file itself", "beside")
     if _EXAMPLE_AFTER.match(after):
         return Purpose(EXAMPLE, "followed by an example marker (`x`, e.g. ...)")
     if _in_example_aside(line, col):
@@ -758,10 +795,16 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
         return Purpose(CREATED, "where a new one goes (\"A test for `x` goes in `y`\"): a convention shown on one "
                                 "case")
     if _is_dir_mention(line[col:end]) and _DEST_BEFORE.search(before):
-        return Purpose(CREATED, "a directory named as where things are put (capture, record, store, add ... in)")
+        return Purpose(CREATED, "a directory named as where things are put (capture, record, store, add ... in)",
+                       "moved")
+    # (a link is written to be followed: "- Doc: [backend-services.md](Doc-services-usage)" under an item about a
+    # generated client is the client's documentation, not a generated file)
+    link = line[max(0, col - 2):col] == "]("
     for p in ctx.parents[-1:] + ctx.headings[-1:] + ((ctx.lead,) if ctx.lead else ()):
+        if link:
+            break
         if _GENERATED_PARENT.search(p) and not _EXAMPLE_HEADING.search(p):
-            return Purpose(CREATED, f"listed under {_quote(p)}, which is about generated or runtime files")
+            return Purpose(CREATED, f"listed under {_quote(p)}, which is about generated or runtime files", "moved")
         if _AGENT_MAKES.search(p) and p.rstrip().endswith(":"):
             return Purpose(CREATED, f"listed under {_quote(p)}, which says the agent makes these files")
         if _STORE_LEAD.match(p):
@@ -796,9 +839,12 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
         return Purpose(CREATED, "the sentence calls it a placeholder: a place for what is to come")
     # 5. present only sometimes
     sentence = _sentence_before(line, col)
-    if _CONDITIONAL_BEFORE.search(sentence) or _CONDITIONAL_AFTER.match(after):
+    # ("check if a corresponding mock exists in `backend/mock/`": what may exist is something else, and the path is
+    # the place it is looked for in)
+    place = _EXISTS_IN.search(line, 0, col) is not None
+    if not place and (_CONDITIONAL_BEFORE.search(sentence) or _CONDITIONAL_AFTER.match(after)):
         return Purpose(OPTIONAL, "the sentence makes it conditional (if it exists, when present, if any)")
-    if _CHECKED_BEFORE.search(before):
+    if not place and _CHECKED_BEFORE.search(before):
         return Purpose(OPTIONAL, "the text checks whether it is there (check for, look for)")
     if ctx.lead and _LOOKUP_LEAD.search(ctx.lead):
         return Purpose(OPTIONAL, f"listed under {_quote(ctx.lead)}: the places a tool looks for its file, in order")
@@ -970,7 +1016,8 @@ _OWNED_AFTER = lazyre.compile(
 # "the Documentation repo's `web/src/`", "(in the **`Documentation` repo**, at `Documentation/web/`)": a named
 # repository, then the path in it ("that repo's `x`" may be this one: not taken).
 _REPO_BEFORE = lazyre.compile(
-    r"(?<!\bthis\s)(?<!\bthat\s)(?<!\bour\s)(?<!\bsame\s)(?<!\beach\s)(?<!\byour\s)(?<!\bevery\s)"
+    # (not "the repo's `docs/results/` tree": a repository unnamed is this one)
+    r"(?<!\bthis\s)(?<!\bthat\s)(?<!\bour\s)(?<!\bsame\s)(?<!\beach\s)(?<!\byour\s)(?<!\bevery\s)(?<!\bthe\s)"
     r"\brepo(?:sitory)?(?:[*_`]*(?:'s|’s)\s+(?:own\s+)?|[*_`]*,?\s+(?:at|under)\s+)$", re.IGNORECASE)
 
 

@@ -120,7 +120,9 @@ _MIME_SUBTYPES = frozenset("json plain html markdown xml csv javascript octet-st
                            "webm mp4 zip gzip form-data x-www-form-urlencoded event-stream openmetrics-text yaml toml "
                            "css svg+xml ndjson jsonl problem+json graphql protobuf grpc wasm tar mixed related "
                            "alternative byteranges ogg opus flac avif bmp tiff heic rtf msword".split())
-_NAMED_SLOT = lazyre.compile(r"(?:^|[-_])(?:N{1,4}|X{1,3})(?:[-_]|$)|[a-z0-9][-_][A-Z]{4,}(?:[-_]|$)|^[a-z]+_or_[a-z]+$"
+# (`test_MODULENAME_api.py`: a lower-case word, then a word in capitals; not `PHASE_2_COMPLETE.md` or
+# `2026_BEST_PRACTICES.md`, a document's name in capitals with a number in it)
+_NAMED_SLOT = lazyre.compile(r"(?:^|[-_])(?:N{1,4}|X{1,3})(?:[-_]|$)|[a-z][a-z0-9]*[-_][A-Z]{4,}(?:[-_]|$)|^[a-z]+_or_[a-z]+$"
                          r"|^(?:my|new|your|some)[A-Z][a-z]|Xxx|^[a-z]{2,}[XYZ]$"  # (`useX`: any hook)
                          # `specs/YYYYMMDDThhmmss-feature-name.md`: a date
                          r"|Y{4}-?M{2}-?D{2}"

@@ -139,7 +139,11 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "list item, the headings above and a lead-in line ending in a colon; a sentence markdown soft-wraps over "
           "lines is read whole): a counter-example (`not x`, `❌`, \"(doesn't exist)\"), an example "
           "(`✅`, e.g., such as, followed by e.g., a cell of a table whose header says Bad / Good, a list under a "
-          "lead-in ending \"such as:\"), the object of a "
+          "lead-in ending \"such as:\"; but a bare `✅` marks work done unless its section also marks something "
+          "wrong, and a ticked item whose list's other paths exist, or an example on a line with an existing path "
+          "(\"Real examples: `a`, `b`\"), names real files: info, a warning when git shows the file was there), "
+          "a name beside the same name in another case style (\"`jobUtils.tsx` is `job-utils.tsx`\": info), "
+          "the object of a "
           "creating or writing verb (create, generate, write to, output to, save to, \"is generated\", under a "
           "\"Generated ...\" item, an imperative \"Write `x`\", install to, the built frontend in `x/`, a gitignored build output "
           "(`/static/*` ignores what goes into `static/`), \"`x.json` schema\"), a path a command on its line "
@@ -148,7 +152,10 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "file listed under a lead-in that says the agent makes them (\"You may create additional files in `x/`:\"), "
           "a table row whose other cell says it is created (\"Created during daily housekeeping\"), a "
           "directory named as where things are put (capture, record, add ... in "
-          "`docs/x/`), where a record goes (\"document them (`x.md`)\"), a renamed-away path, a conditional one (if it exists), a file of another repository (`x` "
+          "`docs/x/`; these and files under a \"Generated ...\" heading are reported after all, as warnings, when git "
+          "shows the path was renamed away: the text names the old place), where a record goes (\"document them "
+          "(`x.md`)\"), where a new one goes (\"a new feature would live in `x`\", \"belongs at `x`\"), a "
+          "case made up (\"If your issue number is `1238`, read `x`\"), a renamed-away path, a conditional one (if it exists), a file of another repository (`x` "
           "in `owner/repo`, owned by the X repo, or under a path that any instruction file says is another "
           "repository's: \"`site/web` is owned by the Website repo\") "
           "and file-name suffixes (`.spec.ts`), naming conventions (`kebab-case.test.ts`), placeholder segments "
@@ -379,6 +386,12 @@ def _module_of_file(path: str, files: dict) -> bool:
 _WORDY = lazyre.compile(r"[A-Za-z]{2}")
 
 
+def _one_name(a: str, b: str) -> bool:
+    """Whether paths ``a`` and ``b`` end in one name written in two case styles (`jobUtils.tsx`, `job-utils.tsx`)."""
+    x, y = a.rstrip("/").rpartition("/")[2], b.rstrip("/").rpartition("/")[2]
+    return x != y and re.sub(r"[-_]", "", x).lower() == re.sub(r"[-_]", "", y).lower()
+
+
 def _edits_at_most(a: str, b: str, k: int) -> bool:
     """Whether the edit distance (insertions, deletions, substitutions) between ``a`` and ``b`` is at most ``k``
     (a band of the dynamic programme: names are short, and most pairs fail on length or in the first row)."""
@@ -493,8 +506,11 @@ def _was_there(ws: Workspace, unsure: list[Finding]) -> list[Finding]:
         name = path.rstrip("/").rpartition("/")[2] if path is not None else ""
         # (a generic name, `README.md`, is asked about only in a path of three segments or more, which git
         # matches as a whole: `gradle/build-logic/CLAUDE.md`)
+        # (a place things are put that moved, `.agents/logs/.archive/`, against the .gitignore's words for its new
+        # place, `.agents/.archive/*`: the whole path)
+        needle = path.rstrip("/") if path is not None and f.data.get("only_if_moved") else name
         if path is not None and (_confirming(f) or path.rstrip("/").count("/") >= 2 or not _generic_name(name)) and \
-                not re.search(rf"(?<![\w.-]){re.escape(name)}(?![\w.-])", ignore_text):
+                not re.search(rf"(?<![\w.-]){re.escape(needle)}(?![\w.-])", ignore_text):
             # (a name the root .gitignore speaks of, "Transitory artifacts (WORKING.md, ...)", is made at run time:
             # a copy once committed by mistake and deleted says nothing)
             wanted[f.data["path"]] = path
@@ -528,7 +544,9 @@ def _was_there(ws: Workspace, unsure: list[Finding]) -> list[Finding]:
             first = history.first_added(f.path) if f.path in born and history is not None else None
             if first is None or first > r.time:
                 r = None
-        data = {k: v for k, v in f.data.items() if k not in ("unsure", "only_if_gone", "package")}
+        if r is not None and f.data.get("only_if_moved") and (r.renamed_to is None or r.deleted_later):
+            r = None  # (a generated file deleted, not moved: it may be made again)
+        data = {k: v for k, v in f.data.items() if k not in ("unsure", "only_if_gone", "only_if_moved", "package")}
         if r is None:
             if not f.data.get("only_if_gone"):
                 out.append(dataclasses.replace(f, data=data))
@@ -794,6 +812,21 @@ class _Checker:
             here_labels.update(m.group(1).lower() for r in refs if (r.text in names.files or r.text in names.paths)
                                and (m := _LABEL_AFTER.match(r.source, r.col + len(r.text))) is not None)
         for ref, path, line, purpose in purposes:
+            listed = None
+            if purpose.weak in ("listed", "beside"):
+                listed = self._listed_with(found, ref, path, fctx, offset, purpose.weak == "listed")
+                if listed is None:
+                    continue  # an example among made-up names
+                purpose = Purpose(CLAIM, f"{purpose.why}, but `{listed}`, listed with it, exists: it names real files")
+            if purpose.weak == "moved" and not memory and upstream is None:
+                # ("Build artifacts: ... the exe (`src/os.cpp` `GetResDir`)": a file a heading calls generated, or a
+                # place things are put, which git shows was renamed away: the text names its old place)
+                f = self._finding(fi, ref, path, bases, memory, where, own, "info",
+                                  [f"why it is not a claim: {purpose.why}", "reported only because git history "
+                                   "shows the path was moved elsewhere (see below)"])
+                f.data.update(unsure=True, only_if_gone=True, only_if_moved=True)
+                yield f
+                continue
             if purpose.kind == OPTIONAL and not memory and upstream is None:
                 # "from `core_components.ex` when available": reported only when git shows the repository had it
                 f = self._finding(fi, ref, path, bases, memory, where, own, "info",
@@ -837,6 +870,14 @@ class _Checker:
             lctx = fctx.at(ref.line - offset)
             pointed = _POINTER_BEFORE.search(line, 0, ref.col) is not None
             severity, confidence = self._confidence(ref, line, path, bases, memory, template, peers, pointed)
+            twin = next((p for p in peers if _one_name(p, path)), None) if severity == "warning" else None
+            if twin is not None:
+                # "`usageUtils.ts` is `usage-utils.ts`", under a naming rule: the wrong or old form beside the file
+                severity, confidence = "info", (f"the line names it beside `{twin}`, the same name in another case "
+                                                "style: a naming pair, whose other half is the file")
+            if listed is not None and severity == "warning":
+                # (a warning when git shows the repository had the file, as for a claim the rule is unsure of)
+                severity, confidence = "unsure", f"an example whose list names real files (`{listed}`)"
             if severity == "warning" and stem is not None and "." in path and any(
                     "/" not in p and p != path and p.split(".")[0] == stem and 0 < abs(r.line - ref.line) <= 3
                     for r, p, _ in found):
@@ -1003,6 +1044,19 @@ class _Checker:
                             "illustration rather than a file here")
         return "warning", ("named as a file of this workspace (a link, or a path whose first directory exists)"
                            if ref.kind == "link" or len(segs) > 1 else "named as a file of this workspace")
+
+    def _listed_with(self, found: list, ref: Ref, path: str, fctx: FileContext, offset: int,
+                     whole_list: bool) -> str | None:
+        """An existing path listed with ``ref`` (on its line, or with ``whole_list`` two of its list: see
+        `_real_list`), which makes an example ("- ✅ `x.py`", "Test examples: `a`, `b`") name real files; else
+        None."""
+        ext = path.rpartition(".")[2] if "." in path.rpartition("/")[2] else None
+        for r, p, st in found:
+            if r.line == ref.line and st == "exists" and p != path and (
+                    "/" in p.rstrip("/") or (ext is not None and p.endswith("." + ext) and not _generic_name(p))):
+                return p
+        real = _real_list(found, ref, fctx.at(ref.line - offset), fctx, offset) if whole_list else []
+        return real[0] if real else None
 
     def _near_name(self, name: str) -> str | None:
         """An existing file name of the same extension at most two edits from ``name`` (`copuntry-combobox.tsx`
