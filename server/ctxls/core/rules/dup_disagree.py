@@ -11,8 +11,8 @@ from .dup_units import File, Match, normalise
 
 # Words whose change turns a version into another instruction: negations and modal strength.
 _NEGATIONS = frozenset("not no never don't doesn't didn't isn't aren't won't can't cannot shouldn't mustn't "
-                       "without avoid instead".split())
-"""(`instead` as in "x instead of y", which says "x, not y")"""
+                       "without avoid instead rather".split())
+"""(`instead` as in "x instead of y", which says "x, not y"; `rather` as in "x rather than y")"""
 _MODALS = frozenset("must should shall may might can could will would always optional required".split())
 _STRENGTH = {"must": "required", "shall": "required", "always": "required", "required": "required",
              "will": "required", "should": "recommended", "would": "recommended", "may": "optional",
@@ -22,7 +22,7 @@ _STRENGTH = {"must": "required", "shall": "required", "always": "required", "req
 # Words that only join a sentence: one copy may drop them ("If x returns none, fall back" / "x returns none |
 # Fall back"). Not the particles that carry meaning (on, off, in, out, up, down).
 _GRAMMAR = frozenset("a an the if when that which this these those for of to and or but then so as is are be it "
-                     "its with using via by".split())
+                     "its with using via by also".split())
 
 
 # Verbs that carry no instruction of their own: a copy may add one ("Don't use f-strings" / "No f-strings").
