@@ -336,3 +336,20 @@ def test_split_hint_needs_the_directory_at_the_same_place(tmp_path: Path) -> Non
     assert "there is now a directory `app/handlers/`: was it split up?" in got[("repo", "app/handlers.ts")]
     assert "there is now a directory `pkg/web/views/`" in got[("repo", "pkg/web/views.py")]
     assert "there is now a directory `pkg/web/views/`" in got[("pkg", "web/views.py")]
+
+
+def test_the_repository_a_line_names_by_this_ones_name_is_this_one(tmp_path: Path) -> None:
+    """Set 22's cloudzero-agent: "fall back to the local copy at `docs/wiki/Guide.md` in the agent repository" names
+    this repository by a part of its name, so the path is a claim about this workspace; "in the billing repository"
+    stays another's."""
+    root = tmp_path / "acme-agent"
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "index.md").write_text("# Docs\n")
+    (root / "CLAUDE.md").write_text(
+        "# Agent\n\n"
+        "If the fetch fails, fall back to the local copy at `docs/wiki/Guide.md` in the agent repository.\n"
+        "Invoices are described at `docs/invoices/README.md` in the billing repository.\n")
+    (tmp_path / "home").mkdir()
+    ws = Workspace(root, Settings(home=tmp_path / "home", ceiling=tmp_path), CheckConfig(select=frozenset({"CTX401"})))
+    got = {(f.line, f.severity) for f in run_checks(ws).findings}
+    assert got == {(3, "warning")}

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from .. import lazyre
 from ..findings import Finding, Related
+from ..markdown import code_spans
 from ..mentions import generated_regions, in_region
 from ..words import plural
 from ..workspace import Workspace
@@ -247,6 +248,10 @@ class _Facts:
         heads = self.context(i)[0]
         return heads[-1][1] if heads else None
 
+    def text(self, i: int, end: int) -> str:
+        """Lines ``i`` to ``end`` (a unit's), joined by spaces."""
+        return self.line(i) if end <= i else " ".join(self.line(k) for k in range(i, end + 1))
+
     def code(self, i: int) -> list[str]:
         got = self._memo.get(("code", i))
         if got is None:
@@ -328,7 +333,10 @@ def _judge(f: Finding, a: _Facts, b: _Facts) -> Finding | None:
     """One line finding (a warning with its related copy; ``a``, ``b`` their files) as reported: dropped
     (None), made info, or as it is."""
     i, j = f.span.start_line, f.related[0].span.start_line
-    if "`" in a.line(i) and "`" in b.line(j) and a.code(i) != b.code(j):
+    # (the whole unit: a paragraph soft-wrapped over two lines has code spans on both)
+    ta, tb = a.text(i, f.span.end_line), b.text(j, f.related[0].span.end_line)
+    gap = _span_gap(ta, tb) if "`" in ta and "`" in tb else None
+    if gap == "format":
         return None  # `type: description` and `[type] description`: two formats, alike only without punctuation
     head = f.message.split(";", 1)[0]
     tool = a.generated(i) or b.generated(j)
@@ -390,7 +398,41 @@ def _judge(f: Finding, a: _Facts, b: _Facts) -> Finding | None:
         return _info(f, f"{head}; both copies open a section of the same title: the wording a template gives that "
                         f"section, bound to it",
                      "both copies are the first block under a heading of the same title: a template's section lead-in")
+    if gap is not None:
+        x, y = gap
+        return _info(f, f"{head}; the copies write a code span differently (`{x}` / `{y}`): check they name the "
+                        f"same thing, then keep one", "a code span differs only in punctuation at its edges "
+                        "(`:core:paging` / core:paging, `perf:` / `perf: ...`)", keep_fixes=True)
     return f
+
+
+_EDGES = lazyre.compile(r"^[^\w]+|[^\w]+$")
+
+
+def _span_gap(ta: str, tb: str):
+    """How the code spans of two copies (their units' text) differ: None when every span of each is in the other's
+    text, backticks aside (one copy marks as code words the other writes plainly: `Priority` / Priority);
+    "format" when one is not even with the punctuation at its edges stripped (`type: description` /
+    `[type] description`: two formats, alike only without punctuation); else the first such pair of spellings,
+    (`:core:paging`, core:paging): the same name written with or without a sigil or placeholder."""
+    gap = None
+    for x, y in ((ta, tb), (tb, ta)):
+        plain = " ".join(y.replace("`", " ").split())
+        for m in code_spans(x):
+            sp = " ".join(m.group(2).split())
+            if not sp or _has(plain, sp):
+                continue
+            core = _EDGES.sub("", sp)
+            if not core or not _has(plain, core):
+                return "format"
+            if gap is None:
+                gap = (sp, core)
+    return gap
+
+
+def _has(text: str, part: str) -> bool:
+    """Whether ``part`` occurs in ``text`` not inside a longer word."""
+    return re.search(r"(?<!\w)" + re.escape(part) + r"(?!\w)", text) is not None
 
 
 def _info(f: Finding, message: str, explain: str, keep_fixes: bool = False) -> Finding:

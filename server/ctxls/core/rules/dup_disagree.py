@@ -4,6 +4,7 @@ modal strength, or a content word the other lacks outside the names of its code 
 from __future__ import annotations
 
 import re
+from difflib import SequenceMatcher
 
 from .. import lazyre
 from ..markdown import code_spans
@@ -147,6 +148,22 @@ def _numbers(words: list[str]) -> set[str]:
     return out
 
 
+def _renamed(wa: list[str], wb: list[str], w: str, names: set[str]) -> bool:
+    """Whether one version writes ``w`` where the other writes another name of a code span, word for word in place
+    (`use gitnexus_rename which` / `use rename which`), the other name written fewer times in the version that has
+    ``w`` (replaced, not moved: `Backlinks` elsewhere in a reordered list), and ``w`` is not that name with a scope
+    or path before it (`acme/sdk` for `sdk`: one package; `mcp__github__create_issue` for `create_issue`: one MCP
+    tool)."""
+    for op, i1, i2, j1, j2 in SequenceMatcher(None, wa, wb, autojunk=False).get_opcodes():
+        if op == "replace" and i2 - i1 == 1 and j2 - j1 == 1 and w in (wa[i1], wb[j1]):
+            x, mine, theirs = (wb[j1], wa, wb) if wa[i1] == w else (wa[i1], wb, wa)
+            # (x written fewer times where w is: replaced, not moved to another place of a reordered list)
+            if x in names and mine.count(x) < theirs.count(x) and \
+                    not any(w.endswith(sep + x) or x.endswith(sep + w) for sep in ("/", ".", ":", "@", "__")):
+                return True
+    return False
+
+
 def disagreement(key_a: str, words_a: frozenset, key_b: str, words_b: frozenset,
                  spans: Spans | None = None) -> str | None:
     """How two versions of one instruction (normalised text ``key``, content ``words``) differ, or None when they
@@ -175,6 +192,8 @@ def disagreement(key_a: str, words_a: frozenset, key_b: str, words_b: frozenset,
     if len(extra) == 1 and (words_a <= words_b or words_b <= words_a) and extra <= names():
         if spans is not None and spans.grew():
             return "elaboration"  # `iex -S mix phx.server` / `iex -S mix`: a command given more (info)
+        if _renamed(wa, wb, next(iter(extra)), names()):
+            return "command"  # `gitnexus_impact(...)` / `impact(...)`: one name of a code span put for another
         return None  # one copy spells a name of the other's code spans differently (`@acme/sdk` / `sdk`)
     if _elaborates(set(wa), set(wb), words_a, words_b) or _elaborates(set(wb), set(wa), words_b, words_a):
         return "elaboration"  # one copy says a little more, nothing else: not a contradiction (info)

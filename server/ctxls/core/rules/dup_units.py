@@ -311,7 +311,7 @@ def _units(lines: list[str], first: int, last: int, skip: set[int], min_words: i
     if len(norm) > 100_000:
         norm.clear()
     n_lines = len(lines)
-    contrast: bool | None = None  # (whether the file marks a wrong way anywhere: asked at its first ✅ line)
+    contrast: dict[int, bool] = {}  # section start -> whether it marks a wrong way (asked at its first ✅ line)
     for kind, start, end, texts, ind in blocks:
         if kind == "para" and len(texts) > 1 and all(ends_sentence(t) for t in texts):
             parts = [(start + k, start + k, t) for k, t in enumerate(texts)]
@@ -320,9 +320,10 @@ def _units(lines: list[str], first: int, last: int, skip: set[int], min_words: i
         for s, e, text in parts:
             if "@" in text and _IMPORT_RE.search(text):
                 continue  # an @import line: the import rules own it
-            if text[:1] in _EXAMPLE_MARKS and text[:1] not in _WRONG_MARKS and contrast is None:
-                contrast = _WRONG_MARKED.search("\n".join(lines)) is not None
-            if (text[:1] in _EXAMPLE_MARKS and (contrast or text[:1] in _WRONG_MARKS)) or \
+            example = False
+            if text[:1] in _EXAMPLE_MARKS:
+                example = text[:1] in _WRONG_MARKS or _contrasted(lines, s, skip, contrast)
+            if example or \
                     (kind == "row" and "](#" in text) or _DATED.match(text):
                 # `✅ x` / `❌ y` example lines show a right and a wrong way, not instructions; a table row linking
                 # an anchor of its own file (`| [References](#references) | ... |`) is that file's navigation; a
@@ -344,6 +345,22 @@ def _units(lines: list[str], first: int, last: int, skip: set[int], min_words: i
             line = lines[s]
             out.append((s, e, len(line) - len(line.lstrip()), got[1], got[2], nested))
     return out
+
+
+def _contrasted(lines: list[str], i: int, skip: set[int], memo: dict[int, bool]) -> bool:
+    """Whether the section of line ``i`` (from the heading above it to the next heading; a `# comment` in a code
+    block is none) has a line that opens with a wrong-way mark: there its ✅ lines show the right way; elsewhere a
+    ✅ line is a done item of a status list."""
+    lo = i
+    while lo > 0 and not (lo - 1 not in skip and _HEADING_RE.match(lines[lo - 1])):
+        lo -= 1
+    got = memo.get(lo)
+    if got is None:
+        hi = i + 1
+        while hi < len(lines) and not (hi not in skip and _HEADING_RE.match(lines[hi])):
+            hi += 1
+        got = memo[lo] = _WRONG_MARKED.search("\n".join(lines[lo:hi])) is not None
+    return got
 
 
 def extract_units(text: str, min_words: int = 4) -> list[Unit]:

@@ -101,6 +101,7 @@ def _context_more(line: str) -> bool:
 _REPO_LABEL = lazyre.compile(r"^\W*(?:\d+[.)]\s*)?[*_]{0,2}[\w .-]{0,30}\b(?:repo(?:sitory)?|upstream|source)[*_]{0,2}\s*[:：]"
                          r"\s*[*_]{0,2}<?https?://github\.com/", re.IGNORECASE)
 _GITHUB_REPO = lazyre.compile(r"https?://github\.com/([\w.-]+/[\w.-]+)")
+_THE_X_REPO = lazyre.compile(r"\b(?:in|from|at)\s+the\s+[*_`]*([\w.-]+)[*_`]*\s+repo(?:sitory)?\b", re.IGNORECASE)
 _LABEL_AFTER = lazyre.compile(r"`?\s*\(\s*[*_]{0,2}([A-Za-z][\w.-]*)[*_]{0,2}\s*\)")
 _TS_SOURCE = {"js": "ts", "jsx": "tsx", "mjs": "mts", "cjs": "cts"}
 # "See `HOOKS.md` for the protocol", "Biome, configured in `biome.json`": the text sends the reader to the file.
@@ -692,6 +693,8 @@ class _Checker:
                 if "repo" not in text and "Repo" not in text:
                     continue
                 for i, line in enumerate(fi.lines):
+                    if "`" in line and self._names_this_repo(line) is not None:
+                        continue  # "`docs/wiki/x.md` in the agent repository", in cloudzero-agent: this one
                     for p in declared_external(line):
                         got.setdefault(p.rstrip("/"), f"{self.ws.rel(fi.path)}:{i + 1}")
         return got
@@ -793,6 +796,9 @@ class _Checker:
             end = ref.col + len(ref.text)
             text, shift = fctx.sentence(ref.line - offset, line)  # a sentence soft-wrapped over lines is one
             purpose = classify(text, ref.col + shift, end + shift, fctx.at(ref.line - offset))
+            if purpose.kind == EXTERNAL and not memory and (named := self._names_this_repo(line)) is not None:
+                # ("fall back to the local copy at `docs/wiki/x.md` in the agent repository", in cloudzero-agent)
+                purpose = Purpose(CLAIM, f"the repository the line names, the {named} repository, is this one")
             purposes.append((ref, path, line, purpose))
             if purpose.kind in (CREATED, OPTIONAL, HISTORY, EXTERNAL):
                 told.setdefault(path, (ref.line, purpose))
@@ -1208,6 +1214,17 @@ class _Checker:
                 got = m.group(1).lower() if m else ""
             self._origin = got
         return got
+
+    def _names_this_repo(self, line: str) -> str | None:
+        """The word of "in the <word> repository" on ``line`` when it is this repository's name or a part of it
+        (`agent` in cloudzero-agent: the directory of the workspace, or its GitHub origin), else None."""
+        m = _THE_X_REPO.search(line)
+        if m is None:
+            return None
+        word = m.group(1).lower()
+        names = {self.root.name.lower(), self._own_repo().rpartition("/")[2]}
+        parts = {p for n in names if n for p in re.split(r"[-_.]+", n) if p}
+        return m.group(1) if word in parts or word in names else None
 
     def _ext_present(self, ext: str) -> bool:
         """Whether some file of the workspace has extension ``ext`` (lower-case)."""
