@@ -152,6 +152,10 @@ def _title(text: str) -> str:
 
 
 # A lead-in that speaks of the file's own place: "Modify this package when:", "**DO NOT** work here for:".
+# "**See also:**" over "- Root `AGENTS.md` for general project overview": each nested guide's own way to the others
+_NAV_LEAD = lazyre.compile(r"^\W*(?:see\s+also|related(?:\s+(?:docs|documents|files|guides))?|navigation|further\s+"
+                       r"reading)\W*$", re.IGNORECASE)
+_NAMES_GUIDE = lazyre.compile(r"\b(?:AGENTS|CLAUDE|GEMINI)\.md\b")
 _ABOUT_HERE = lazyre.compile(r"\b(?:this\s+(?:package|module|directory|folder|component|crate|service|library|app|"
                          r"subsystem|layer|plugin)|here)\b", re.IGNORECASE)
 _TABLE_RULE = lazyre.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
@@ -364,6 +368,12 @@ def _judge(f: Finding, a: _Facts, b: _Facts) -> Finding | None:
             return _info(f, f"{head}; each file links from its own directory (`{la.group(1)}` / `{lb.group(1)}`): "
                             f"its own navigation, check both are meant",
                          "a list item that is a link, in files of two directories, with targets written differently")
+    if apart and _NAMES_GUIDE.search(a.line(i)) and _NAV_LEAD.match(a.context(i)[1]) and \
+            _NAV_LEAD.match(b.context(j)[1]):
+        return _info(f, f"{head}; each file's \"{a.context(i)[1].strip('*: ')}\" list points at the other guides: "
+                        f"its own navigation, check both are meant",
+                     "an item naming an instruction file, in a See also (Related, Navigation) list of files in two "
+                     "directories")
     if f.related[0].path != f.path and _SELF_REFERENCE.search(a.line(i)) and _SELF_REFERENCE.search(b.line(j)):
         # "The goal of this file is to describe the common mistakes ..." heading every service's CLAUDE.md: in each
         # file it describes that file

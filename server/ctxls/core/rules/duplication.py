@@ -186,7 +186,8 @@ def _sequences(ws: Workspace) -> tuple[list[tuple[str, ...]], dict[str, M.Block]
           "lists the file: `\"files\": [\"dist\", \"AGENTS.md\"]`) goes to the package's users, who read it "
           "without the other copy: info (CTX202 too). "
           "A navigation link that each nested file writes from its own directory (`../../ARCHITECTURE.md` / "
-          "`../../../ARCHITECTURE.md`) is info, and so is an item of two lists whose lead-ins speak of each "
+          "`../../../ARCHITECTURE.md`) is info, so is an item naming an instruction file in each nested guide's "
+          "\"See also:\" (Related, Navigation) list (\"- Root `AGENTS.md` for general project overview\"), and so is an item of two lists whose lead-ins speak of each "
           "file's own place (\"**DO NOT** modify this package for:\" / \"Work here for:\"). A rule under "
           ".claude/rules reads relative paths from the project's directory, as the root CLAUDE.md does.")
 def duplicate_instruction(ws: Workspace):
