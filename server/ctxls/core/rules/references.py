@@ -101,6 +101,7 @@ def _context_more(line: str) -> bool:
 _REPO_LABEL = lazyre.compile(r"^\W*(?:\d+[.)]\s*)?[*_]{0,2}[\w .-]{0,30}\b(?:repo(?:sitory)?|upstream|source)[*_]{0,2}\s*[:：]"
                          r"\s*[*_]{0,2}<?https?://github\.com/", re.IGNORECASE)
 _GITHUB_REPO = lazyre.compile(r"https?://github\.com/([\w.-]+/[\w.-]+)")
+_BARE_WORD = lazyre.compile(r"^[a-z][a-z0-9_-]*$")
 _THE_X_REPO = lazyre.compile(r"\b(?:in|from|at)\s+the\s+[*_`]*([\w.-]+)[*_`]*\s+repo(?:sitory)?\b", re.IGNORECASE)
 _LABEL_AFTER = lazyre.compile(r"`?\s*\(\s*[*_]{0,2}([A-Za-z][\w.-]*)[*_]{0,2}\s*\)")
 _TS_SOURCE = {"js": "ts", "jsx": "tsx", "mjs": "mts", "cjs": "cts"}
@@ -144,6 +145,8 @@ def _real_list(found: list, ref: Ref, lctx, fctx: FileContext, offset: int) -> l
           "wrong, and a ticked item whose list's other paths exist, or an example on a line with an existing path "
           "(\"Real examples: `a`, `b`\"), names real files: info, a warning when git shows the file was there), "
           "a name beside the same name in another case style (\"`jobUtils.tsx` is `job-utils.tsx`\": info), "
+          "a directory-like name among bare words that name nothing here (\"`engine`, `render`, `engine/voxel`, "
+          "`game`\": info, a warning when git had it), "
           "the object of a "
           "creating or writing verb (create, generate, write to, output to, save to, \"is generated\", under a "
           "\"Generated ...\" item, an imperative \"Write `x`\", install to, the built frontend in `x/`, a gitignored build output "
@@ -876,6 +879,14 @@ class _Checker:
             lctx = fctx.at(ref.line - offset)
             pointed = _POINTER_BEFORE.search(line, 0, ref.col) is not None
             severity, confidence = self._confidence(ref, line, path, bases, memory, template, peers, pointed)
+            if severity == "warning" and not peers and "." not in path.rpartition("/")[2]:
+                words = [r.text for r in refs if r.line == ref.line and r.kind == "code" and _BARE_WORD.match(r.text)
+                         and not any(self._exists_at(b, r.text) for b in bases)]
+                if len(words) >= 2:
+                    # "`engine`, `render`, `engine/voxel`, `game`, etc." as the scopes of a PR title: a path-like
+                    # name among words that name nothing here is a vocabulary's (a warning when git had the path)
+                    severity, confidence = "unsure", (f"listed among bare words that name nothing here (`{words[0]}`, "
+                                                      f"`{words[1]}`): the line lists names, not paths")
             twin = next((p for p in peers if _one_name(p, path)), None) if severity == "warning" else None
             if twin is not None:
                 # "`usageUtils.ts` is `usage-utils.ts`", under a naming rule: the wrong or old form beside the file
