@@ -737,11 +737,12 @@ def _classify(line: str, col: int, end: int, ctx: LineContext) -> Purpose:
     # 2. examples (a bare tick, "- ✅ `x.py` - currency types", is work done unless the section also marks
     # what is wrong: a list of deliverables names real files)
     good = _GOOD_MARK.match(item)
-    if good is not None and not ctx.contrast and not _WORD.search(good.group(0)):
+    worded = good is not None and _WORD.search(good.group(0)) is not None  # "Good:", not a bare tick
+    if good is not None and not ctx.contrast and not worded:
         good = None
     if good is not None or (line.lstrip().startswith("|") and _MARK_IN_ROW.search(line) and ctx.contrast):
         return Purpose(EXAMPLE, "an example of the right way (its list item or table row is marked ✅, Good:)",
-                       "" if good is not None and _WORD.search(good.group(0)) else "listed")
+                       "" if worded else "listed")
     if _EXAMPLE_BEFORE.search(_sentence_before(line, col)) and not _CLAIM_VERB_AFTER.match(after):
         return Purpose(EXAMPLE, "introduced as an example (e.g., for example, such as, like) and nothing is said "
                                 "about the file itself", "beside")

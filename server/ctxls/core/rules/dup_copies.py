@@ -64,7 +64,7 @@ def regroup(ws: Workspace, findings: list[Finding]) -> list[Finding]:
             out.append(f)
             continue
         a, b = facts(f.path), facts(f.related[0].path)
-        about = b.about(f.related[0].span.start_line)
+        about = b.about(f.related[0].span.start_line, f.related[0].span.end_line)
         got = kept.get(id(f))
         # (a copy in an edited file: its verdict holds while what the judge reads of that line is the same)
         if got is not None and got.finding is f and got.a is a and (got.b is b or got.about == about):
@@ -136,7 +136,6 @@ _LIST_START = lazyre.compile(r"^\s*(?:[-*+]\s|\d+[.)]\s|\||```|~~~)")
 _ITEM_MARK = lazyre.compile(r"^\s*(?:>\s*)?(?:[-*+]\s+|\d+[.)]\s+)?(?:\*\*|__)?")
 # A line whose subject points back at what its section is about ("Such tests ...", "These files ...").
 _POINTS_BACK = lazyre.compile(r"(?:such|these|those|this|they|them|it|the\s+same|both)\b", re.IGNORECASE)
-_CODE_SPAN = lazyre.compile(r"`([^`]+)`")
 _ITEM = lazyre.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+")
 # Sections that repeat by design: a summary of the file, or a numbered step of a procedure read as a whole.
 _SUMMARY = lazyre.compile(r"\b(?:summary|recap|tl;?\s?dr|cheat\s*-?sheet|at\s+a\s+glance|quick\s+(?:reference|start|summary))\b",
@@ -222,13 +221,13 @@ class _Facts:
             self._scan()
         return self._context[i] if 0 <= i < len(self.lines) else ((), "", ())
 
-    def about(self, i: int) -> tuple:
-        """What `_judge` reads of line ``i`` as the copy another finding repeats (compared when this file changed
-        and that finding did not)."""
-        got = self._memo.get(("about", i))
+    def about(self, i: int, end: int) -> tuple:
+        """What `_judge` reads of the unit at lines ``i`` to ``end`` as the copy another finding repeats (compared
+        when this file changed and that finding did not)."""
+        got = self._memo.get(("about", i, end))
         if got is None:
-            got = self._memo["about", i] = (self.line(i), self.introduces_a_list(i), self.points_back(i),
-                                            self.heading_above(i), self.section_opened(i))
+            got = self._memo["about", i, end] = (self.text(i, end), self.context(i)[1], self.introduces_a_list(i),
+                                                 self.points_back(i), self.heading_above(i), self.section_opened(i))
         return got  # type: ignore[return-value]
 
     def line(self, i: int) -> str:
@@ -255,12 +254,6 @@ class _Facts:
     def text(self, i: int, end: int) -> str:
         """Lines ``i`` to ``end`` (a unit's), joined by spaces."""
         return self.line(i) if end <= i else " ".join(self.line(k) for k in range(i, end + 1))
-
-    def code(self, i: int) -> list[str]:
-        got = self._memo.get(("code", i))
-        if got is None:
-            got = self._memo["code", i] = [" ".join(c.split()) for c in _CODE_SPAN.findall(self.line(i))]
-        return got  # type: ignore[return-value]
 
     def introduces_a_list(self, i: int) -> bool:
         """Whether line ``i`` ends with a colon and the next non-blank line starts a list, a table or a code

@@ -311,7 +311,8 @@ def _units(lines: list[str], first: int, last: int, skip: set[int], min_words: i
     if len(norm) > 100_000:
         norm.clear()
     n_lines = len(lines)
-    contrast: dict[int, bool] = {}  # section start -> whether it marks a wrong way (asked at its first ✅ line)
+    contrast: dict[int, bool] = {}  # section start -> whether it marks a wrong way (asked at its first ✅ line;
+    # key -1: the start of each line's section)
     for kind, start, end, texts, ind in blocks:
         if kind == "para" and len(texts) > 1 and all(ends_sentence(t) for t in texts):
             parts = [(start + k, start + k, t) for k, t in enumerate(texts)]
@@ -351,15 +352,22 @@ def _contrasted(lines: list[str], i: int, skip: set[int], memo: dict[int, bool])
     """Whether the section of line ``i`` (from the heading above it to the next heading; a `# comment` in a code
     block is none) has a line that opens with a wrong-way mark: there its ✅ lines show the right way; elsewhere a
     ✅ line is a done item of a status list."""
-    lo = i
-    while lo > 0 and not (lo - 1 not in skip and _HEADING_RE.match(lines[lo - 1])):
-        lo -= 1
+    starts = memo.get(-1)
+    if starts is None:  # (once per file: every line's section start, and where each section ends)
+        starts, lo = [], 0
+        for k, line in enumerate(lines):
+            if k not in skip and _HEADING_RE.match(line):
+                lo = k
+            starts.append(lo)
+        memo[-1] = starts  # type: ignore[assignment]
+    lo = starts[i]
     got = memo.get(lo)
     if got is None:
         hi = i + 1
-        while hi < len(lines) and not (hi not in skip and _HEADING_RE.match(lines[hi])):
+        while hi < len(lines) and starts[hi] == lo:
             hi += 1
-        got = memo[lo] = _WRONG_MARKED.search("\n".join(lines[lo:hi])) is not None
+        first = lo + 1 if lo not in skip and _HEADING_RE.match(lines[lo]) else lo  # (the heading is no mark)
+        got = memo[lo] = _WRONG_MARKED.search("\n".join(lines[first:hi])) is not None
     return got
 
 

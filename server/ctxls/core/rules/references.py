@@ -390,6 +390,16 @@ def _module_of_file(path: str, files: dict) -> bool:
 _WORDY = lazyre.compile(r"[A-Za-z]{2}")
 
 
+def _peers(found: list, ref: Ref, path: str, stem: str | None = None) -> list[str]:
+    """The existing paths on ``ref``'s line that say the line describes this workspace: a path with a directory,
+    or a bare name of ``path``'s extension that is not a generic name (`commonWorker.server.ts` beside a missing
+    `legacyWorker.server.ts`; `index.md` beside `overview.md` says nothing), and not of ``stem``."""
+    ext = path.rpartition(".")[2] if "." in path.rpartition("/")[2] else None
+    return [p for r, p, st in found if r.line == ref.line and st == "exists" and p != path and
+            ("/" in p or (ext is not None and p.endswith("." + ext) and not _generic_name(p)
+                          and p.split(".")[0] != stem))]
+
+
 def _one_name(a: str, b: str) -> bool:
     """Whether paths ``a`` and ``b`` end in one name written in two case styles (`jobUtils.tsx`, `job-utils.tsx`)."""
     x, y = a.rstrip("/").rpartition("/")[2], b.rstrip("/").rpartition("/")[2]
@@ -868,14 +878,11 @@ class _Checker:
             # A peer is a path with a directory, or a bare name of the same extension that is not a generic name
             # (`commonWorker.server.ts` beside a missing `legacyWorker.server.ts`): a bare name "exists" wherever a
             # file of that name is, so `index.md` beside `overview.md` says nothing.
-            ext = path.rpartition(".")[2] if "." in path.rpartition("/")[2] else None
             # (a name of the same stem is a variant, `server.ts` vs `server.rsc.ts`: a naming pattern, no peer)
             stem = path.split(".")[0] if "/" not in path else None
             if stem is not None and not _WORDY.search(stem):
                 stem = None  # `6.0-channels.md` and `6.1-channels.md`: versions, not variants of a stem `6`
-            peers = [p for r, p, st in found if r.line == ref.line and st == "exists" and p != path and
-                     ("/" in p or (ext is not None and p.endswith("." + ext) and not _generic_name(p)
-                                   and p.split(".")[0] != stem))]
+            peers = _peers(found, ref, path, stem)
             lctx = fctx.at(ref.line - offset)
             pointed = _POINTER_BEFORE.search(line, 0, ref.col) is not None
             severity, confidence = self._confidence(ref, line, path, bases, memory, template, peers, pointed)
@@ -1067,11 +1074,9 @@ class _Checker:
         """An existing path listed with ``ref`` (on its line, or with ``whole_list`` two of its list: see
         `_real_list`), which makes an example ("- ✅ `x.py`", "Test examples: `a`, `b`") name real files; else
         None."""
-        ext = path.rpartition(".")[2] if "." in path.rpartition("/")[2] else None
-        for r, p, st in found:
-            if r.line == ref.line and st == "exists" and p != path and (
-                    "/" in p.rstrip("/") or (ext is not None and p.endswith("." + ext) and not _generic_name(p))):
-                return p
+        beside = _peers(found, ref, path)
+        if beside:
+            return beside[0]
         real = _real_list(found, ref, fctx.at(ref.line - offset), fctx, offset) if whole_list else []
         return real[0] if real else None
 
