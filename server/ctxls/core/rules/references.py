@@ -1074,7 +1074,8 @@ class _Checker:
         """An existing path listed with ``ref`` (on its line, or with ``whole_list`` two of its list: see
         `_real_list`), which makes an example ("- ✅ `x.py`", "Test examples: `a`, `b`") name real files; else
         None."""
-        beside = _peers(found, ref, path)
+        # (not a directory of one segment, `src/`: every project has one)
+        beside = [p for p in _peers(found, ref, path) if "/" in p.rstrip("/") or not p.endswith("/")]
         if beside:
             return beside[0]
         real = _real_list(found, ref, fctx.at(ref.line - offset), fctx, offset) if whole_list else []
